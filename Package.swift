@@ -1,0 +1,58 @@
+// swift-tools-version: 6.1
+//
+// swift-haptics: a plugin-based haptic hardware abstraction layer for Linux.
+//
+// Layout (see README.md and Docs/Architecture.md):
+//   Sources/CHapticsABI     the versioned C contract every backend plugin implements
+//   Sources/Haptics         the core: clock, devices, power model, plugin loader, patterns, engine
+//   Sources/HapticsPluginKit  helpers for writing a backend in Swift (linked into plugins, never the host)
+//   Sources/haptic-cal      the CLI
+//   Sources/haptics-bench   the benchmark executable (release build, prints tables)
+//   Plugins/*               backends, each a `.dynamic` product `libhaptics-NAME.so` loaded with dlopen
+//   Tests/                  Swift Testing suites; Tests/VMRig holds the helpers for the kernel VM rig
+import PackageDescription
+
+let package = Package(
+    name: "swift-haptics",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Haptics", targets: ["Haptics"]),
+        .executable(name: "haptic-cal", targets: ["haptic-cal"]),
+        .executable(name: "haptics-bench", targets: ["haptics-bench"]),
+        // Backends: the loader picks up files named libhaptics-NAME.so.
+        .library(name: "haptics-null", type: .dynamic, targets: ["HapticsNullBackend"]),
+        .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The contract.
+        .target(name: "CHapticsABI"),
+
+        // The core. Links no hardware library.
+        .target(name: "Haptics", dependencies: ["CHapticsABI"]),
+
+        // Backend side.
+        .target(name: "HapticsPluginKit", dependencies: ["CHapticsABI"]),
+        .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
+        .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
+        .systemLibrary(
+            name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
+            providers: [.apt(["libhidapi-dev"])]),
+        .systemLibrary(
+            name: "CGpiod", path: "Plugins/CGpiod", pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]),
+
+        // Tools.
+        .executableTarget(
+            name: "haptic-cal",
+            dependencies: ["Haptics", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(name: "haptics-bench", dependencies: ["Haptics"]),
+
+        // Tests. Backends are never linked in: tests load them with dlopen like any host.
+        .target(name: "CVMRig", path: "Tests/CVMRig"),
+        .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
+        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "VMRig"]),
+    ]
+)

@@ -1,0 +1,15 @@
+/*
+ * Compiles the contract header so an edit to it is rebuilt and checked, and pins the
+ * layout of ABI version 1: a change that moves a field fails here, not in a user's plugin.
+ */
+#include "haptics_backend.h"
+
+#define HAPTICS_PIN(cond) _Static_assert(cond, #cond ": the ABI v1 layout changed; bump HAPTICS_ABI_VERSION")
+
+HAPTICS_PIN(sizeof(haptics_channel_v1) == 60);
+HAPTICS_PIN(sizeof(haptics_device_v1) == 520);
+HAPTICS_PIN(offsetof(haptics_device_v1, min_update_interval_ns) == 504);
+HAPTICS_PIN(sizeof(haptics_frame_v1) == 48);
+HAPTICS_PIN(sizeof(haptics_host_v1) == 8 + 4 * sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, enumerate) == 40 + sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 10 * sizeof(void *));
