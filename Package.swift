@@ -25,16 +25,26 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // The contract.
         .target(name: "CHapticsABI"),
 
         // The core. Links no hardware library.
-        .target(name: "Haptics", dependencies: ["CHapticsABI"]),
+        .target(name: "CHapticsSystem"),
+        .target(name: "HapticsSupport", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(
+            name: "Haptics",
+            dependencies: [
+                "CHapticsABI", "CHapticsSystem", "HapticsSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // Backend side.
-        .target(name: "HapticsPluginKit", dependencies: ["CHapticsABI"]),
+        .target(
+            name: "HapticsPluginKit",
+            dependencies: ["CHapticsABI", "HapticsSupport"]),
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
         .systemLibrary(

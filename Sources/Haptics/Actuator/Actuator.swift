@@ -1,0 +1,19 @@
+/// A device as the core drives it: the Swift face of one opened backend device.
+///
+/// The power model (``HapticDevice``) and the engine talk to devices only through this protocol.
+/// The implementation for plugins is ``PluginActuator``; calls are serialised by the caller, and
+/// `submit` never blocks on a slow transport (backends hand frames to their own writers).
+public protocol Actuator: AnyObject, Sendable {
+    /// What the device is and can do.
+    var description: DeviceDescription { get }
+    /// Leaves the lowest-power state so the next frame renders with minimum latency.
+    func wake() throws(DeviceError)
+    /// Returns to the lowest-power state; output stops.
+    func sleep() throws(DeviceError)
+    /// Drives every channel as `frame` says until the next frame.
+    func submit(_ frame: DriveFrame) throws(DeviceError)
+    /// Stops all output now; the device stays awake.
+    func stop() throws(DeviceError)
+    /// Stops the device, puts it to sleep and releases it. Further calls fail with ``DeviceError/closed(deviceID:)``.
+    func close()
+}

@@ -1,0 +1,232 @@
+import Logging
+import Synchronization
+
+/// An opened device under the power model: the one owner of its ``Actuator``.
+///
+/// Generators and engines *hold* a device (``hold()``), ask for low latency (``prepare()``), and
+/// play on it between ``beginActivity()`` and ``endActivity()``, submitting frames in between. The
+/// device applies the ``PowerModel``'s rules on its ``clock`` and makes the real wake and sleep
+/// calls to the backend. All calls are thread-safe; calls to the backend are serialised.
+///
+/// The actuator is always left stopped: ``endActivity()`` stops output, the last release idles it,
+/// and ``close()`` (or the last reference going away) stops, sleeps and closes it.
+public final class HapticDevice: Sendable {
+    /// What the device is and can do.
+    public let description: DeviceDescription
+    /// The actuator driven.
+    public let actuator: any Actuator
+    /// The clock the power model's timeouts run on.
+    public let clock: any HapticClock
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    private struct State {
+        var model: PowerModel
+        var timer: ScheduledActionID?
+        var closed = false
+        var lost = false
+        var lastError: DeviceError?
+        var lostHandlers: [UInt64: @Sendable (DeviceError) -> Void] = [:]
+        var nextHandlerID: UInt64 = 1
+    }
+
+    /// Puts `actuator` under the power model.
+    /// - Parameters:
+    ///   - clock: where timeouts run; a ``ManualClock`` in tests.
+    ///   - policy: the prepare timeout and cap.
+    public init(
+        actuator: any Actuator, clock: any HapticClock = SystemClock.shared, policy: PowerPolicy = PowerPolicy(),
+        logger: Logger = Logger(label: "haptics.device")
+    ) {
+        self.description = actuator.description
+        self.actuator = actuator
+        self.clock = clock
+        self.logger = logger
+        self.state = Mutex(State(model: PowerModel(policy: policy)))
+    }
+
+    deinit { close() }
+
+    /// The current power state.
+    public var powerState: PowerState { state.withLock { $0.model.state } }
+
+    /// The power model as it stands (state, deadline, holders), for inspection.
+    public var powerModel: PowerModel { state.withLock { $0.model } }
+
+    /// The last failure seen by a call that cannot throw (``prepare()``, ``endActivity()``, a timeout).
+    public var lastError: DeviceError? { state.withLock { $0.lastError } }
+
+    /// Whether the backend reported the device gone (unplugged).
+    public var isLost: Bool { state.withLock { $0.lost } }
+
+    /// Starts holding the device; the returned hold lets go when released or deinitialised.
+    public func hold() -> DeviceHold {
+        state.withLock { $0.model.hold() }
+        return DeviceHold(device: self)
+    }
+
+    /// Asks for minimum latency for the next while (see ``PowerModel/prepare(at:)``). Never throws:
+    /// a device that cannot wake is simply not prepared, and ``lastError`` says why.
+    public func prepare() {
+        transition { model, now in model.prepare(at: now) }
+    }
+
+    /// Starts a playback (a trigger): wakes the device if it is idle.
+    /// - Throws: the backend's failure to wake; the playback then did not start.
+    public func beginActivity() throws(DeviceError) {
+        let result: Result<Void, DeviceError> = state.withLock { state in
+            guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
+            let before = state.model
+            let effects = state.model.beginActivity(at: clock.now())
+            if let error = apply(effects, to: &state) {
+                state.model = before
+                return .failure(error)
+            }
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Sends a frame to the actuator. Call between ``beginActivity()`` and ``endActivity()``.
+    public func submit(_ frame: DriveFrame) throws(DeviceError) {
+        let result: Result<Void, DeviceError> = state.withLock { state in
+            guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
+            do throws(DeviceError) {
+                try actuator.submit(frame)
+                return .success(())
+            } catch {
+                return .failure(record(error, in: &state))
+            }
+        }
+        try result.get()
+    }
+
+    /// Ends a playback: output stops; after the last playback the device idles or stays prepared.
+    public func endActivity() {
+        state.withLock { state -> Void in
+            guard !state.closed else { return }
+            do throws(DeviceError) { try actuator.stop() } catch { _ = record(error, in: &state) }
+            _ = apply(state.model.endActivity(at: clock.now()), to: &state)
+        }
+    }
+
+    /// Calls `handler` once if the backend reports the device lost; returns a token for removal.
+    @discardableResult
+    public func onLost(_ handler: @escaping @Sendable (DeviceError) -> Void) -> UInt64 {
+        state.withLock { state in
+            let id = state.nextHandlerID
+            state.nextHandlerID += 1
+            state.lostHandlers[id] = handler
+            return id
+        }
+    }
+
+    /// Removes a handler added with ``onLost(_:)``.
+    public func removeLostHandler(_ id: UInt64) {
+        _ = state.withLock { $0.lostHandlers.removeValue(forKey: id) }
+    }
+
+    /// Marks the device lost (unplugged) and tells the ``onLost(_:)`` handlers.
+    public func markLost(_ error: DeviceError) {
+        let handlers: [@Sendable (DeviceError) -> Void] = state.withLock { state in
+            guard !state.lost else { return [] }
+            state.lost = true
+            state.lastError = error
+            defer { state.lostHandlers.removeAll() }
+            return Array(state.lostHandlers.values)
+        }
+        for handler in handlers { handler(error) }
+    }
+
+    /// Stops the device, puts it to sleep and closes it. Idempotent.
+    public func close() {
+        let wasClosed = state.withLock { state in
+            defer { state.closed = true }
+            guard !state.closed else { return true }
+            if let timer = state.timer { clock.cancel(timer) }
+            state.timer = nil
+            if state.model.state != .idle, !state.lost {
+                try? actuator.stop()
+                try? actuator.sleep()
+            }
+            return false
+        }
+        if !wasClosed { actuator.close() }
+    }
+
+    func release() {
+        transition { model, now in model.release(at: now) }
+    }
+
+    private func deadlineReached() {
+        transition { model, now in model.deadlineReached(at: now) }
+    }
+
+    private func transition(_ step: (inout PowerModel, HapticInstant) -> [PowerModel.Effect]) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            let before = state.model
+            if apply(step(&state.model, clock.now()), to: &state) != nil {
+                // The device could not wake: it stays as it was.
+                state.model = before
+            }
+        }
+    }
+
+    /// Carries out the model's effects; returns the first backend failure.
+    private func apply(_ effects: [PowerModel.Effect], to state: inout State) -> DeviceError? {
+        for effect in effects {
+            switch effect {
+            case .wake:
+                do throws(DeviceError) { try actuator.wake() } catch { return record(error, in: &state) }
+            case .sleep:
+                do throws(DeviceError) { try actuator.sleep() } catch { _ = record(error, in: &state) }
+            case .setDeadline(let deadline):
+                if let timer = state.timer { clock.cancel(timer) }
+                state.timer = deadline.map { deadline in
+                    clock.schedule(at: deadline) { [weak self] in self?.deadlineReached() }
+                }
+            }
+        }
+        return nil
+    }
+
+    private func record(_ error: DeviceError, in state: inout State) -> DeviceError {
+        state.lastError = error
+        logger.warning("\(error)")
+        if error.isDeviceLost, !state.lost {
+            state.lost = true
+            let handlers = Array(state.lostHandlers.values)
+            state.lostHandlers.removeAll()
+            // Handlers run off this lock, on the clock, so they may call back into the device.
+            clock.schedule(at: clock.now()) { for handler in handlers { handler(error) } }
+        }
+        return error
+    }
+}
+
+/// A holder's claim on a ``HapticDevice`` (a generator's, an engine's). The device idles when the
+/// last hold is released, explicitly or by deinitialisation.
+public final class DeviceHold: Sendable {
+    /// The device held.
+    public let device: HapticDevice
+    private let released = Atomic<Bool>(false)
+
+    init(device: HapticDevice) {
+        self.device = device
+    }
+
+    deinit { release() }
+
+    /// Asks the device for minimum latency for the next while.
+    public func prepare() {
+        guard !released.load(ordering: .relaxed) else { return }
+        device.prepare()
+    }
+
+    /// Lets go of the device. Idempotent.
+    public func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        device.release()
+    }
+}

@@ -1,0 +1,79 @@
+/// What kind of actuator a device or a channel is.
+public enum ActuatorKind: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Not stated by the backend.
+    case unknown
+    /// Eccentric rotating mass: amplitude only; slow to start (50–100 ms).
+    case erm
+    /// Linear resonant actuator: sharp and fast (15–30 ms); resonates at 150–235 Hz.
+    case lra
+    /// Game-controller rumble: a strong low-frequency and a weak high-frequency motor.
+    case dualRumble
+    /// Motors behind a controller's triggers.
+    case trigger
+    /// Voice coil or other wideband actuator.
+    case voiceCoil
+}
+
+/// One output channel of a device: a motor, or one side of a controller.
+public struct ChannelDescription: Sendable, Hashable, Codable {
+    /// Short name: `main`, `strong`, `weak`, `left-trigger`.
+    public var name: String
+    /// The channel's actuator kind.
+    public var actuator: ActuatorKind
+    /// Distinct amplitude levels the hardware renders, off included (256 for a byte, 101 for 0–100).
+    public var amplitudeSteps: Int
+    /// The drive frequencies the channel accepts, in Hz; `nil` when the frequency cannot be chosen.
+    public var frequencyRange: ClosedRange<Double>?
+    /// The resonant frequency in Hz, if known.
+    public var resonantFrequency: Double?
+    /// The frequency in Hz the channel vibrates at when it cannot be chosen (an ERM at full speed), if known.
+    public var nominalFrequency: Double?
+
+    /// A channel description.
+    public init(
+        name: String, actuator: ActuatorKind, amplitudeSteps: Int = 256, frequencyRange: ClosedRange<Double>? = nil,
+        resonantFrequency: Double? = nil, nominalFrequency: Double? = nil
+    ) {
+        self.name = name
+        self.actuator = actuator
+        self.amplitudeSteps = amplitudeSteps
+        self.frequencyRange = frequencyRange
+        self.resonantFrequency = resonantFrequency
+        self.nominalFrequency = nominalFrequency
+    }
+
+    /// Whether the drive frequency can be chosen.
+    public var controlsFrequency: Bool { frequencyRange != nil }
+}
+
+/// What a backend says about a device it found: enough for the engine to adapt without probing.
+public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
+    /// Stable id, unique across backends and the same after a replug: `recording:lra`, `hid:054c:0ce6:usb:SERIAL`.
+    public var id: String
+    /// Human-readable name.
+    public var name: String
+    /// The backend that found the device (`recording`, `hid`, `gpio`).
+    public var backend: String
+    /// The device's primary actuator kind.
+    public var actuator: ActuatorKind
+    /// The channels, in the order drive frames address them (1…4).
+    public var channels: [ChannelDescription]
+    /// Shortest interval between two drive frames the device tolerates, in seconds.
+    public var minimumUpdateInterval: Double
+    /// Time from waking to rendering a frame at full strength, in seconds.
+    public var wakeLatency: Double
+
+    /// A device description.
+    public init(
+        id: String, name: String, backend: String, actuator: ActuatorKind, channels: [ChannelDescription],
+        minimumUpdateInterval: Double, wakeLatency: Double
+    ) {
+        self.id = id
+        self.name = name
+        self.backend = backend
+        self.actuator = actuator
+        self.channels = channels
+        self.minimumUpdateInterval = minimumUpdateInterval
+        self.wakeLatency = wakeLatency
+    }
+}

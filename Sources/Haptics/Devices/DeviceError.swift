@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A device operation that failed, named in ``DeviceError``.
+public enum DeviceOperation: String, Sendable, Hashable {
+    case enumerate, open, wake, sleep, submit, stop
+}
+
+/// Why a device could not be found, opened or driven. Each case names the device and the fix.
+public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No backend lists a device matching `query`; `available` lists the ids that exist.
+    case notFound(query: String, available: [String])
+    /// More than one device matches `query`.
+    case ambiguous(query: String, matches: [String])
+    /// The backend reported a failure: `errno` is the negated return code, `message` its `last_error` text.
+    case backendFailure(deviceID: String?, backend: String, operation: DeviceOperation, errno: Int32, message: String)
+    /// The device was closed by its owner and cannot be used any more.
+    case closed(deviceID: String)
+
+    /// The device is gone (unplugged): the backend returned `-ENODEV`.
+    public var isDeviceLost: Bool {
+        if case .backendFailure(_, _, _, let code, _) = self { return code == ENODEV }
+        return false
+    }
+
+    /// The operating system refused access (`-EACCES` or `-EPERM`).
+    public var isPermissionDenied: Bool {
+        if case .backendFailure(_, _, _, let code, _) = self { return code == EACCES || code == EPERM }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .notFound(let query, let available):
+            let list = available.isEmpty ? "no devices were found (see `haptic-cal list`)" : "available: " + available.joined(separator: ", ")
+            return "no device matches '\(query)'; \(list)"
+        case .ambiguous(let query, let matches):
+            return "'\(query)' matches several devices (\(matches.joined(separator: ", "))); give the full id"
+        case .backendFailure(let deviceID, let backend, let operation, let code, let message):
+            let subject = deviceID ?? "backend '\(backend)'"
+            let detail = message.isEmpty ? describeErrno(code) : "\(message) [\(describeErrno(code))]"
+            return "\(subject): \(operation.rawValue) failed: \(detail)"
+        case .closed(let deviceID):
+            return "\(deviceID): the device was closed; open it again"
+        }
+    }
+}

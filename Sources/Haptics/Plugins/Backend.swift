@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHapticsABI
+
+/// One loaded backend instance: the validated `haptics_backend_v1` table a plugin filled.
+///
+/// Created by ``PluginLoader``. It lists devices and opens them as ``PluginActuator``s, which keep
+/// it alive; the instance is destroyed when the last reference goes. The plugin's library itself is
+/// never unloaded.
+public final class Backend: @unchecked Sendable {
+    // `table` is immutable after validation; the plugin's functions are safe to call concurrently
+    // as the contract states (the host serialises calls per device in PluginActuator).
+
+    /// The backend's name (`recording`, `hid`, `gpio`).
+    public let name: String
+    /// The plugin file it was loaded from.
+    public let path: String
+    let table: haptics_backend_v1
+    let host: HostContext
+
+    init(name: String, path: String, table: haptics_backend_v1, host: HostContext) {
+        self.name = name
+        self.path = path
+        self.table = table
+        self.host = host
+    }
+
+    deinit {
+        table.destroy?(table.instance)
+    }
+
+    /// The devices the backend finds now.
+    public func devices() throws(DeviceError) -> [DeviceDescription] {
+        var capacity: UInt32 = 16
+        while true {
+            var raw = [haptics_device_v1](repeating: haptics_device_v1(), count: Int(capacity))
+            var count: UInt32 = 0
+            let rc = raw.withUnsafeMutableBufferPointer { table.enumerate!(table.instance, $0.baseAddress, capacity, &count) }
+            guard rc == 0 else { throw failure(.enumerate, code: rc, device: nil, deviceID: nil) }
+            if count > capacity {
+                capacity = count
+                continue
+            }
+            return raw.prefix(Int(count)).compactMap { entry in
+                do {
+                    return try DeviceDescription(entry, backend: name)
+                } catch {
+                    host.logger.error("\(path): ignoring a device: \(error)")
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Opens the device `id` (asleep and stopped).
+    public func open(deviceID id: String) throws(DeviceError) -> PluginActuator {
+        guard let description = try devices().first(where: { $0.id == id }) else {
+            throw DeviceError.notFound(query: id, available: (try? devices().map(\.id)) ?? [])
+        }
+        var handle: UnsafeMutableRawPointer?
+        let rc = table.open!(table.instance, id, &handle)
+        guard rc == 0 else { throw failure(.open, code: rc, device: nil, deviceID: id) }
+        return PluginActuator(description: description, backend: self, handle: handle)
+    }
+
+    /// Registers the function that receives this backend's device events (from any thread; it must not block).
+    public func onEvent(_ handler: (@Sendable (BackendEvent) -> Void)?) {
+        host.setEventHandler(handler)
+    }
+
+    func failure(_ operation: DeviceOperation, code: Int32, device: UnsafeMutableRawPointer?, deviceID: String?) -> DeviceError {
+        var buffer = [CChar](repeating: 0, count: 512)
+        _ = table.last_error!(table.instance, device, &buffer, buffer.count)
+        let message = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return .backendFailure(deviceID: deviceID, backend: name, operation: operation, errno: code < 0 ? -code : EIO, message: message)
+    }
+}
+
+/// Why a device description from a plugin was rejected.
+struct InvalidDeviceDescription: Error, CustomStringConvertible {
+    let id: String
+    let problem: String
+    var description: String { "device '\(id)': \(problem)" }
+}
+
+extension DeviceDescription {
+    /// Converts and checks a description a plugin wrote.
+    init(_ raw: haptics_device_v1, backend: String) throws(InvalidDeviceDescription) {
+        let id = cString(raw.id)
+        guard !id.isEmpty else { throw InvalidDeviceDescription(id: "?", problem: "empty id") }
+        guard (1...Int(HAPTICS_MAX_CHANNELS)).contains(Int(raw.channel_count)) else {
+            throw InvalidDeviceDescription(id: id, problem: "channel_count \(raw.channel_count) is outside 1...\(HAPTICS_MAX_CHANNELS)")
+        }
+        var channels: [ChannelDescription] = []
+        withUnsafeBytes(of: raw.channels) { bytes in
+            let all = bytes.bindMemory(to: haptics_channel_v1.self)
+            for index in 0..<Int(raw.channel_count) { channels.append(ChannelDescription(all[index])) }
+        }
+        for channel in channels {
+            if let range = channel.frequencyRange, !(range.lowerBound > 0) {
+                throw InvalidDeviceDescription(id: id, problem: "channel '\(channel.name)' has frequency range \(range)")
+            }
+            if channel.amplitudeSteps < 2 {
+                throw InvalidDeviceDescription(id: id, problem: "channel '\(channel.name)' has \(channel.amplitudeSteps) amplitude steps, needs at least 2")
+            }
+        }
+        self.init(
+            id: id, name: cString(raw.name), backend: backend, actuator: ActuatorKind(code: raw.actuator), channels: channels,
+            minimumUpdateInterval: Double(raw.min_update_interval_ns) / 1e9, wakeLatency: Double(raw.wake_latency_ns) / 1e9)
+    }
+}
+
+extension ChannelDescription {
+    init(_ raw: haptics_channel_v1) {
+        let controlsFrequency = raw.capabilities & HAPTICS_CAP_FREQUENCY.rawValue != 0
+        let low = Double(raw.frequency_min_hz), high = Double(raw.frequency_max_hz)
+        self.init(
+            name: cString(raw.name), actuator: ActuatorKind(code: raw.actuator), amplitudeSteps: Int(raw.amplitude_steps),
+            frequencyRange: controlsFrequency ? min(low, high)...max(low, high) : nil,
+            resonantFrequency: raw.resonant_frequency_hz > 0 ? Double(raw.resonant_frequency_hz) : nil,
+            nominalFrequency: raw.nominal_frequency_hz > 0 ? Double(raw.nominal_frequency_hz) : nil)
+    }
+}
+
+extension ActuatorKind {
+    init(code: UInt32) {
+        switch code {
+        case HAPTICS_ACTUATOR_ERM.rawValue: self = .erm
+        case HAPTICS_ACTUATOR_LRA.rawValue: self = .lra
+        case HAPTICS_ACTUATOR_DUAL_RUMBLE.rawValue: self = .dualRumble
+        case HAPTICS_ACTUATOR_TRIGGER.rawValue: self = .trigger
+        case HAPTICS_ACTUATOR_VOICE_COIL.rawValue: self = .voiceCoil
+        default: self = .unknown
+        }
+    }
+}
+
+/// The NUL-terminated string in a fixed-size C char array (imported as a tuple), never reading past it.
+func cString<T>(_ array: T) -> String {
+    withUnsafeBytes(of: array) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+}

@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHapticsABI
+import Logging
+
+/// What ``PluginLoader/loadAll()`` found: the backends that loaded and, for every plugin that did
+/// not, why.
+public struct PluginLoadReport: Sendable {
+    /// Backends that loaded, in search order.
+    public var backends: [Backend]
+    /// One typed error per plugin (or directory) that was refused or failed.
+    public var failures: [PluginLoadError]
+    /// The directories searched, in order.
+    public var searchedDirectories: [String]
+}
+
+/// Finds, opens and validates backend plugins (`libhaptics-NAME.so`) through the C ABI.
+///
+/// Each plugin is opened with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)` and never closed:
+/// unloading a Swift plugin and loading another is not safe. World-writable directories and files
+/// are refused. Every check (ABI version, table size, each required function) has its own error.
+public struct PluginLoader: Sendable {
+    /// The file-name prefix and suffix of a plugin: `libhaptics-NAME.so`.
+    public static let filePrefix = "libhaptics-"
+    /// See ``filePrefix``.
+    public static let fileSuffix = ".so"
+
+    /// Where to look.
+    public var searchPath: PluginSearchPath
+    /// Configuration passed to every backend instance through `get_config` (environment variables
+    /// `HAPTICS_KEY_NAME` fill in keys not set here).
+    public var settings: [String: String]
+    /// Receives plugin log lines and load diagnostics.
+    public var logger: Logger
+
+    /// A loader over `searchPath` with `settings` for the backends.
+    public init(
+        searchPath: PluginSearchPath = .standard(), settings: [String: String] = [:],
+        logger: Logger = Logger(label: "haptics.plugins")
+    ) {
+        self.searchPath = searchPath
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Loads every plugin on the search path. A plugin that fails is reported and skipped.
+    public func loadAll() -> PluginLoadReport {
+        var report = PluginLoadReport(backends: [], failures: [], searchedDirectories: searchPath.directories)
+        var loadedFrom: [String: String] = [:]
+        let (files, refusals) = candidateFiles()
+        report.failures += refusals
+        for file in files {
+            do {
+                let backend = try load(path: file)
+                if let first = loadedFrom[backend.name] {
+                    report.failures.append(.duplicateBackend(path: file, name: backend.name, loadedFrom: first))
+                    continue
+                }
+                loadedFrom[backend.name] = file
+                report.backends.append(backend)
+            } catch {
+                logger.warning("\(error)")
+                report.failures.append(error)
+            }
+        }
+        return report
+    }
+
+    /// The plugin files on the search path (the first of each file name), and the directories refused.
+    public func candidateFiles() -> (files: [String], refused: [PluginLoadError]) {
+        var files: [String] = []
+        var refused: [PluginLoadError] = []
+        var seenNames = Set<String>()
+        for directory in searchPath.directories {
+            var info = stat()
+            guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            let names = Self.pluginNames(in: directory)
+            if names.isEmpty { continue }
+            if info.st_mode & S_IWOTH != 0 {
+                refused.append(.directoryWorldWritable(directory: directory))
+                continue
+            }
+            for name in names where seenNames.insert(name).inserted {
+                files.append(directory + "/" + name)
+            }
+        }
+        return (files, refused)
+    }
+
+    private static func pluginNames(in directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = cString(entry.pointee.d_name)
+            if name.hasPrefix(filePrefix), name.hasSuffix(fileSuffix), name.count > filePrefix.count + fileSuffix.count {
+                names.append(name)
+            }
+        }
+        return names.sorted()
+    }
+
+    /// Loads one plugin file and creates a backend instance from it.
+    public func load(path: String) throws(PluginLoadError) -> Backend {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        var info = stat()
+        if stat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_mode & S_IWOTH != 0 {
+            throw .directoryWorldWritable(directory: directory)
+        }
+        guard stat(path, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
+        if info.st_mode & S_IWOTH != 0 { throw .fileWorldWritable(path: path) }
+
+        _ = dlerror()
+        guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            throw Self.openError(path: path, text: dlerror().map { String(cString: $0) } ?? "unknown error")
+        }
+        // Never dlclose: RTLD_NODELETE keeps the image, and unloading Swift plugins is unsafe.
+        _ = dlerror()
+        guard let symbol = dlsym(library, HAPTICS_BACKEND_ENTRY) else {
+            let text = dlerror().map { String(cString: $0) } ?? "symbol not found"
+            throw .entryPointMissing(path: path, symbol: HAPTICS_BACKEND_ENTRY, dlerror: text)
+        }
+        let fill = unsafeBitCast(symbol, to: haptics_backend_fill_v1_fn.self)
+
+        let host = HostContext(settings: settings, logger: logger)
+        var table = haptics_backend_v1()
+        let rc = fill(host.table, &table, MemoryLayout<haptics_backend_v1>.size)
+        guard rc == 0 else { throw .initializationFailed(path: path, code: rc, messages: host.takeMessages()) }
+        guard table.abi_version == HAPTICS_ABI_VERSION else {
+            // The layout cannot be trusted: the instance is leaked rather than destroyed through it.
+            throw .abiVersionMismatch(path: path, found: table.abi_version, expected: HAPTICS_ABI_VERSION)
+        }
+        let minimumSize = UInt32(MemoryLayout<haptics_backend_v1>.size)
+        guard table.struct_size >= minimumSize else {
+            throw .structSizeMismatch(path: path, found: table.struct_size, minimum: minimumSize)
+        }
+        let required: [(String, Bool)] = [
+            ("enumerate", table.enumerate != nil), ("open", table.open != nil), ("close", table.close != nil),
+            ("wake", table.wake != nil), ("sleep", table.sleep != nil), ("submit", table.submit != nil),
+            ("stop", table.stop != nil), ("last_error", table.last_error != nil), ("destroy", table.destroy != nil),
+        ]
+        if let missing = required.first(where: { !$0.1 }) {
+            table.destroy?(table.instance)
+            throw .functionMissing(path: path, function: missing.0)
+        }
+        var name = cString(table.name)
+        if name.isEmpty {
+            let file = path.split(separator: "/").last.map(String.init) ?? path
+            name = String(file.dropFirst(Self.filePrefix.count).dropLast(Self.fileSuffix.count))
+        }
+        return Backend(name: name, path: path, table: table, host: host)
+    }
+
+    /// Tells a missing dependency (`libfoo.so.1: cannot open shared object file`) from other failures.
+    static func openError(path: String, text: String) -> PluginLoadError {
+        let marker = ": cannot open shared object file"
+        if let range = text.firstRange(of: marker) {
+            let library = String(text[..<range.lowerBound])
+            let libraryName = library.split(separator: "/").last.map(String.init) ?? library
+            let pluginName = path.split(separator: "/").last.map(String.init) ?? path
+            if libraryName != pluginName {
+                return .dependencyMissing(path: path, library: library, dlerror: text)
+            }
+        }
+        return .openFailed(path: path, dlerror: text)
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// The entry point of swift-haptics: loads the backend plugins, lists their devices and opens them.
+///
+/// ```swift
+/// let system = HapticSystem()
+/// for device in system.devices() { print(device.id, device.name) }
+/// let lra = try system.openDevice("recording:lra")
+/// ```
+///
+/// Opening a device already open returns the same ``HapticDevice``, so several generators and
+/// engines share one power model per device. Device events from backends (unplug, plug) are
+/// routed to the open devices (``HapticDevice/markLost(_:)``) and to ``onDeviceEvent(_:)`` observers.
+public final class HapticSystem: Sendable {
+    /// How a system is set up.
+    public struct Configuration: Sendable {
+        /// Where to look for plugins.
+        public var searchPath: PluginSearchPath
+        /// Configuration for the backends (`recording.output`, `recording.devices`, `gpio.boards`, …);
+        /// environment variables `HAPTICS_KEY_NAME` fill in keys not set here.
+        public var settings: [String: String]
+        /// The clock for the power model's timeouts.
+        public var clock: any HapticClock
+        /// The power model's timing rules for devices opened here.
+        public var powerPolicy: PowerPolicy
+        /// Where diagnostics go.
+        public var logger: Logger
+
+        /// A configuration; by default the standard search path, the system clock and default timings.
+        public init(
+            searchPath: PluginSearchPath = .standard(), settings: [String: String] = [:],
+            clock: any HapticClock = SystemClock.shared, powerPolicy: PowerPolicy = PowerPolicy(),
+            logger: Logger = Logger(label: "haptics")
+        ) {
+            self.searchPath = searchPath
+            self.settings = settings
+            self.clock = clock
+            self.powerPolicy = powerPolicy
+            self.logger = logger
+        }
+    }
+
+    /// The configuration the system was created with.
+    public let configuration: Configuration
+    /// What loading the plugins gave: the backends and each failure with its reason.
+    public let plugins: PluginLoadReport
+    private let open = Mutex<[String: WeakDevice]>([:])
+    private let observers = Mutex<[@Sendable (BackendEvent) -> Void]>([])
+
+    private struct WeakDevice: Sendable {
+        weak var device: HapticDevice?
+    }
+
+    /// Loads every plugin on the configured search path.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let loader = PluginLoader(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger)
+        self.plugins = loader.loadAll()
+        for backend in plugins.backends {
+            backend.onEvent { [weak self] event in self?.handle(event) }
+        }
+    }
+
+    /// The loaded backends.
+    public var backends: [Backend] { plugins.backends }
+
+    /// Every device of every backend. A backend that fails to enumerate is logged and skipped;
+    /// ``deviceListing()`` gives its error.
+    public func devices() -> [DeviceDescription] {
+        deviceListing().devices
+    }
+
+    /// Every device, and the error of each backend that could not list its devices.
+    public func deviceListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
+        var devices: [DeviceDescription] = []
+        var failures: [DeviceError] = []
+        for backend in plugins.backends {
+            do {
+                devices += try backend.devices()
+            } catch {
+                configuration.logger.warning("\(error)")
+                failures.append(error)
+            }
+        }
+        return (devices, failures)
+    }
+
+    /// The description of the one device `query` names: an exact id, else a unique id prefix or a
+    /// unique case-insensitive name substring.
+    public func resolve(_ query: String) throws(DeviceError) -> DeviceDescription {
+        let all = devices()
+        if let exact = all.first(where: { $0.id == query }) { return exact }
+        let lowered = query.lowercased()
+        let matches = all.filter { $0.id.hasPrefix(query) || $0.name.lowercased().contains(lowered) }
+        switch matches.count {
+        case 1: return matches[0]
+        case 0: throw .notFound(query: query, available: all.map(\.id))
+        default: throw .ambiguous(query: query, matches: matches.map(\.id))
+        }
+    }
+
+    /// Opens the device `query` names (see ``resolve(_:)``), or returns it if it is already open.
+    public func openDevice(_ query: String) throws(DeviceError) -> HapticDevice {
+        let description = try resolve(query)
+        if let existing = open.withLock({ $0[description.id]?.device }) { return existing }
+        guard let backend = plugins.backends.first(where: { $0.name == description.backend }) else {
+            throw .notFound(query: query, available: devices().map(\.id))
+        }
+        let actuator = try backend.open(deviceID: description.id)
+        let device = HapticDevice(
+            actuator: actuator, clock: configuration.clock, policy: configuration.powerPolicy,
+            logger: configuration.logger)
+        return open.withLock { table in
+            if let raced = table[description.id]?.device { return raced }
+            table[description.id] = WeakDevice(device: device)
+            return device
+        }
+    }
+
+    /// Calls `observer` for every device event from every backend (from any thread; it must not block).
+    public func onDeviceEvent(_ observer: @escaping @Sendable (BackendEvent) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func handle(_ event: BackendEvent) {
+        if case .deviceRemoved(let id) = event, let device = open.withLock({ $0[id]?.device }) {
+            device.markLost(
+                .backendFailure(deviceID: id, backend: device.description.backend, operation: .submit, errno: ENODEV, message: "device removed"))
+        }
+        for observer in observers.withLock({ $0 }) { observer(event) }
+    }
+}
