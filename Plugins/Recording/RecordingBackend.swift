@@ -1,1 +1,132 @@
+import CHapticsABI
 import HapticsPluginKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `recording` backend: simulated devices that record every power transition and drive frame
+/// with its monotonic time stamp. The backbone of the tests and of `haptic-cal`'s demos.
+///
+/// Configuration (through the host, or the environment as `HAPTICS_RECORDING_…`):
+/// - `recording.devices`: which devices to simulate (see ``DeviceConfiguration``); default `lra,erm,gamepad`.
+/// - `recording.output`: the JSON Lines file to write (truncated when the instance starts); unset: nothing is written.
+/// - `recording.simulate-wake`: `0` makes `wake` return at once instead of taking the device's wake latency.
+@_cdecl("haptics_backend_fill_v1")
+public func recordingBackendFill(
+    _ host: UnsafePointer<haptics_host_v1>, _ table: UnsafeMutablePointer<haptics_backend_v1>, _ size: Int
+) -> Int32 {
+    fillBackendTable(name: "recording", host: host, table: table, size: size) { services throws(BackendFailure) in
+        try RecordingBackend(services: services)
+    }
+}
+
+final class RecordingBackend: BackendDriver {
+    let services: HostServices
+    let simulated: [SimulatedDevice]
+    let log: RecordingLog?
+    let simulateWake: Bool
+    private let unplugged = Mutex<Set<String>>([])
+
+    init(services: HostServices) throws(BackendFailure) {
+        self.services = services
+        let devices = try DeviceConfiguration.parse(services.configuration(DeviceConfiguration.key))
+        simulated = devices
+        log = try services.configuration("recording.output").map { path throws(BackendFailure) in
+            try RecordingLog(path: path, devices: devices)
+        }
+        simulateWake = services.configuration("recording.simulate-wake") != "0"
+    }
+
+    func devices() throws(BackendFailure) -> [DeviceSpec] {
+        let gone = unplugged.withLock { $0 }
+        return simulated.filter { !gone.contains($0.spec.id) }.map(\.spec)
+    }
+
+    func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
+        guard let device = simulated.first(where: { $0.spec.id == deviceID }), !unplugged.withLock({ $0.contains(deviceID) }) else {
+            throw BackendFailure(code: ENODEV, "recording: no device '\(deviceID)' (configure recording.devices)")
+        }
+        log?.append(event: "open", device: deviceID)
+        return RecordingDevice(simulated: device, backend: self)
+    }
+
+    func destroy() {
+        try? log?.flush()
+    }
+
+    /// Takes a device out of the list and tells the host, as an unplug would.
+    func unplug(_ id: String) {
+        unplugged.withLock { _ = $0.insert(id) }
+        log?.append(event: "unplug", device: id)
+        services.notify(HAPTICS_EVENT_DEVICE_REMOVED, deviceID: id)
+    }
+}
+
+final class RecordingDevice: DeviceDriver {
+    let simulated: SimulatedDevice
+    let backend: RecordingBackend
+    private let state = Mutex(State())
+
+    private struct State {
+        var frames = 0
+        var lost = false
+    }
+
+    init(simulated: SimulatedDevice, backend: RecordingBackend) {
+        self.simulated = simulated
+        self.backend = backend
+    }
+
+    var id: String { simulated.spec.id }
+
+    private func checkPresent() throws(BackendFailure) {
+        if state.withLock({ $0.lost }) { throw BackendFailure(code: ENODEV, "\(id): device was unplugged") }
+    }
+
+    func wake() throws(BackendFailure) {
+        try checkPresent()
+        backend.log?.append(event: "wake", device: id)
+        if backend.simulateWake, simulated.spec.wakeLatencyNanoseconds > 0 {
+            let latency = simulated.spec.wakeLatencyNanoseconds
+            var request = timespec(tv_sec: Int(latency / 1_000_000_000), tv_nsec: Int(latency % 1_000_000_000))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        }
+    }
+
+    func sleep() throws(BackendFailure) {
+        try checkPresent()
+        backend.log?.append(event: "sleep", device: id)
+        try backend.log?.flush()
+    }
+
+    func submit(_ frame: FrameView) throws(BackendFailure) {
+        try checkPresent()
+        var channels = ""
+        for index in 0..<frame.channelCount {
+            let drive = frame[index]
+            if index > 0 { channels += "," }
+            channels += "{\"amplitude\":\(drive.amplitude),\"frequency_hz\":\(drive.frequency)}"
+        }
+        backend.log?.append(event: "frame", device: id, extra: "\"frame_ns\":\(frame.timeNanoseconds),\"channels\":[\(channels)]")
+        let unplugNow = state.withLock { state -> Bool in
+            state.frames += 1
+            guard let limit = simulated.unplugAfterFrames, state.frames >= limit, !state.lost else { return false }
+            state.lost = true
+            return true
+        }
+        if unplugNow { backend.unplug(id) }
+    }
+
+    func stop() throws(BackendFailure) {
+        try checkPresent()
+        backend.log?.append(event: "stop", device: id)
+    }
+
+    func close() {
+        backend.log?.append(event: "close", device: id)
+        try? backend.log?.flush()
+    }
+}

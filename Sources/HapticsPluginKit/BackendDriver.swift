@@ -1,0 +1,74 @@
+import CHapticsABI
+
+/// A failure a backend reports to the host: an errno value and a one-line message that names the
+/// node, path or line involved and, where there is one, the fix.
+public struct BackendFailure: Error, Sendable, CustomStringConvertible {
+    /// The errno value (positive); the host receives its negation.
+    public var code: Int32
+    /// The message the host reads through `last_error`.
+    public var message: String
+
+    /// A failure with errno `code` and `message`.
+    public init(code: Int32, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// One backend instance, written in Swift. ``fillBackendTable(name:host:table:size:make:)`` wraps it
+/// in the C table.
+///
+/// The host serialises calls per device but may call ``devices()`` and ``open(deviceID:)`` from
+/// several threads at once: implementations protect their own state.
+public protocol BackendDriver: AnyObject, Sendable {
+    /// The devices found now.
+    func devices() throws(BackendFailure) -> [DeviceSpec]
+    /// Opens a device, asleep and stopped.
+    func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver
+    /// Releases the instance; every device has been closed before.
+    func destroy()
+}
+
+extension BackendDriver {
+    public func destroy() {}
+}
+
+/// One opened device of a Swift backend.
+public protocol DeviceDriver: AnyObject, Sendable {
+    /// Leaves the lowest-power state.
+    func wake() throws(BackendFailure)
+    /// Returns to the lowest-power state; output stops.
+    func sleep() throws(BackendFailure)
+    /// Drives the channels as `frame` says; must not block on a slow transport.
+    func submit(_ frame: FrameView) throws(BackendFailure)
+    /// Stops all output now.
+    func stop() throws(BackendFailure)
+    /// Stops, sleeps and releases the device. Called exactly once.
+    func close()
+}
+
+/// A drive frame as the host sent it.
+public struct FrameView: Sendable {
+    /// The C frame.
+    public let raw: haptics_frame_v1
+
+    /// Wraps a C frame.
+    public init(_ raw: haptics_frame_v1) { self.raw = raw }
+
+    /// CLOCK_MONOTONIC nanoseconds at which the host means the frame to take effect.
+    public var timeNanoseconds: UInt64 { raw.time_ns }
+
+    /// Number of channels in the frame.
+    public var channelCount: Int { min(Int(raw.channel_count), Int(HAPTICS_MAX_CHANNELS)) }
+
+    /// The drive of channel `index` (amplitude 0…1, frequency in Hz or 0 for the default).
+    public subscript(index: Int) -> (amplitude: Float, frequency: Float) {
+        precondition(index >= 0 && index < channelCount, "channel \(index) out of 0..<\(channelCount)")
+        return withUnsafeBytes(of: raw.channels) { bytes in
+            let drive = bytes.load(fromByteOffset: index * MemoryLayout<haptics_channel_drive_v1>.stride, as: haptics_channel_drive_v1.self)
+            return (drive.amplitude, drive.frequency_hz)
+        }
+    }
+}

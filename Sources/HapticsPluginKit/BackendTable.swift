@@ -1,0 +1,145 @@
+import CHapticsABI
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the host offers a Swift backend instance: configuration, logging and device events.
+public struct HostServices: @unchecked Sendable {
+    // The host table stays valid until the instance is destroyed (the contract's promise), and its
+    // functions may be called from any thread.
+    private let table: UnsafePointer<haptics_host_v1>
+
+    init(_ table: UnsafePointer<haptics_host_v1>) { self.table = table }
+
+    /// The configuration value for `key` (`recording.output`), or nil.
+    public func configuration(_ key: String) -> String? {
+        guard let get = table.pointee.get_config, let value = get(table.pointee.context, key) else { return nil }
+        return String(cString: value)
+    }
+
+    /// Sends a line to the host's log.
+    public func log(_ level: haptics_log_level, _ message: String) {
+        table.pointee.log?(table.pointee.context, Int32(level.rawValue), message)
+    }
+
+    /// Tells the host a device appeared or disappeared.
+    public func notify(_ event: haptics_event, deviceID: String) {
+        table.pointee.notify?(table.pointee.context, event.rawValue, deviceID)
+    }
+}
+
+/// The entry point's work for a Swift backend: checks the host, creates the instance with `make`,
+/// and fills `table` with thunks that call it, catching every ``BackendFailure`` into `last_error`.
+///
+/// ```swift
+/// @_cdecl("haptics_backend_fill_v1")
+/// public func fill(_ host: UnsafePointer<haptics_host_v1>, _ out: UnsafeMutablePointer<haptics_backend_v1>, _ size: Int) -> Int32 {
+///     fillBackendTable(name: "null", host: host, table: out, size: size) { _ in NullBackend() }
+/// }
+/// ```
+public func fillBackendTable(
+    name: String, host: UnsafePointer<haptics_host_v1>, table: UnsafeMutablePointer<haptics_backend_v1>, size: Int,
+    make: (HostServices) throws(BackendFailure) -> any BackendDriver
+) -> Int32 {
+    guard size >= MemoryLayout<haptics_backend_v1>.size else { return -EINVAL }
+    let services = HostServices(host)
+    guard host.pointee.abi_version == HAPTICS_ABI_VERSION else {
+        services.log(HAPTICS_LOG_ERROR, "\(name): host speaks ABI version \(host.pointee.abi_version), this backend version \(HAPTICS_ABI_VERSION)")
+        return -EPROTO
+    }
+    let driver: any BackendDriver
+    do {
+        driver = try make(services)
+    } catch {
+        services.log(HAPTICS_LOG_ERROR, error.message)
+        return -error.code
+    }
+    var filled = haptics_backend_v1()
+    filled.abi_version = HAPTICS_ABI_VERSION
+    filled.struct_size = UInt32(MemoryLayout<haptics_backend_v1>.size)
+    copyCString(name, into: &filled.name)
+    filled.instance = Unmanaged.passRetained(InstanceBox(driver: driver)).toOpaque()
+    filled.enumerate = { instance, devices, capacity, count in
+        let box = InstanceBox.from(instance)
+        return box.run { () throws(BackendFailure) in
+            let specs = try box.driver.devices()
+            count.pointee = UInt32(specs.count)
+            if let devices {
+                for (index, spec) in specs.prefix(Int(capacity)).enumerated() { devices[index] = spec.cValue }
+            }
+        }
+    }
+    filled.open = { instance, deviceID, handle in
+        let box = InstanceBox.from(instance)
+        let id = String(cString: deviceID)
+        return box.run { () throws(BackendFailure) in
+            let device = try box.driver.open(deviceID: id)
+            handle.pointee = Unmanaged.passRetained(DeviceBox(driver: device)).toOpaque()
+        }
+    }
+    filled.close = { handle in
+        Unmanaged<DeviceBox>.fromOpaque(handle!).takeRetainedValue().driver.close()
+    }
+    filled.wake = { handle in
+        let box = DeviceBox.from(handle)
+        return box.run { () throws(BackendFailure) in try box.driver.wake() }
+    }
+    filled.sleep = { handle in
+        let box = DeviceBox.from(handle)
+        return box.run { () throws(BackendFailure) in try box.driver.sleep() }
+    }
+    filled.stop = { handle in
+        let box = DeviceBox.from(handle)
+        return box.run { () throws(BackendFailure) in try box.driver.stop() }
+    }
+    filled.submit = { handle, frame in
+        let box = DeviceBox.from(handle)
+        let view = FrameView(frame.pointee)
+        return box.run { () throws(BackendFailure) in try box.driver.submit(view) }
+    }
+    filled.last_error = { instance, handle, buffer, size in
+        let message = handle.map { DeviceBox.from($0).lastError.withLock { $0 } } ?? InstanceBox.from(instance).lastError.withLock { $0 }
+        let utf8 = Array(message.utf8)
+        if size > 0 {
+            let count = min(utf8.count, size - 1)
+            for index in 0..<count { buffer[index] = CChar(bitPattern: utf8[index]) }
+            buffer[count] = 0
+        }
+        return utf8.count
+    }
+    filled.destroy = { instance in
+        Unmanaged<InstanceBox>.fromOpaque(instance!).takeRetainedValue().driver.destroy()
+    }
+    table.pointee = filled
+    return 0
+}
+
+/// Holds a driver and the message of its last failure.
+private class FailureRecorder: @unchecked Sendable {
+    // Immutable apart from `lastError`, which is behind its Mutex.
+    let lastError = Mutex<String>("")
+
+    func run(_ body: () throws(BackendFailure) -> Void) -> Int32 {
+        do {
+            try body()
+            return 0
+        } catch {
+            lastError.withLock { $0 = error.message }
+            return -max(error.code, 1)
+        }
+    }
+}
+
+private final class InstanceBox: FailureRecorder, @unchecked Sendable {
+    let driver: any BackendDriver
+    init(driver: any BackendDriver) { self.driver = driver }
+    static func from(_ raw: UnsafeMutableRawPointer?) -> InstanceBox { Unmanaged.fromOpaque(raw!).takeUnretainedValue() }
+}
+
+private final class DeviceBox: FailureRecorder, @unchecked Sendable {
+    let driver: any DeviceDriver
+    init(driver: any DeviceDriver) { self.driver = driver }
+    static func from(_ raw: UnsafeMutableRawPointer?) -> DeviceBox { Unmanaged.fromOpaque(raw!).takeUnretainedValue() }
+}

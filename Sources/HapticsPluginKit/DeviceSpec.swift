@@ -1,0 +1,104 @@
+import CHapticsABI
+
+/// How a Swift backend describes a channel; becomes a `haptics_channel_v1`.
+public struct ChannelSpec: Sendable, Hashable {
+    /// Short name: `main`, `strong`, `weak`, `left-trigger` (31 bytes at most).
+    public var name: String
+    /// A `haptics_actuator_kind` value.
+    public var actuator: UInt32
+    /// Distinct amplitude levels, off included.
+    public var amplitudeSteps: UInt32
+    /// Accepted drive frequencies in Hz, `nil` when the frequency cannot be chosen.
+    public var frequencyRange: ClosedRange<Float>?
+    /// Resonant frequency in Hz, 0 if unknown.
+    public var resonantFrequency: Float
+    /// Frequency in Hz the channel vibrates at when it cannot be chosen, 0 if unknown.
+    public var nominalFrequency: Float
+
+    /// A channel description.
+    public init(
+        name: String, actuator: haptics_actuator_kind, amplitudeSteps: UInt32 = 256, frequencyRange: ClosedRange<Float>? = nil,
+        resonantFrequency: Float = 0, nominalFrequency: Float = 0
+    ) {
+        self.name = name
+        self.actuator = actuator.rawValue
+        self.amplitudeSteps = amplitudeSteps
+        self.frequencyRange = frequencyRange
+        self.resonantFrequency = resonantFrequency
+        self.nominalFrequency = nominalFrequency
+    }
+
+    /// The C description.
+    public var cValue: haptics_channel_v1 {
+        var raw = haptics_channel_v1()
+        copyCString(name, into: &raw.name)
+        raw.actuator = actuator
+        raw.capabilities = HAPTICS_CAP_AMPLITUDE.rawValue | (frequencyRange != nil ? HAPTICS_CAP_FREQUENCY.rawValue : 0)
+        raw.amplitude_steps = amplitudeSteps
+        raw.frequency_min_hz = frequencyRange?.lowerBound ?? 0
+        raw.frequency_max_hz = frequencyRange?.upperBound ?? 0
+        raw.resonant_frequency_hz = resonantFrequency
+        raw.nominal_frequency_hz = nominalFrequency
+        return raw
+    }
+}
+
+/// How a Swift backend describes a device; becomes a `haptics_device_v1`.
+public struct DeviceSpec: Sendable, Hashable {
+    /// Stable id, unique across backends (127 bytes at most): `recording:lra`.
+    public var id: String
+    /// Human-readable name.
+    public var name: String
+    /// A `haptics_actuator_kind` value.
+    public var actuator: UInt32
+    /// The channels (1…4).
+    public var channels: [ChannelSpec]
+    /// Shortest interval between frames, in nanoseconds.
+    public var minimumUpdateIntervalNanoseconds: UInt64
+    /// Wake latency, in nanoseconds.
+    public var wakeLatencyNanoseconds: UInt64
+
+    /// A device description.
+    public init(
+        id: String, name: String, actuator: haptics_actuator_kind, channels: [ChannelSpec],
+        minimumUpdateIntervalNanoseconds: UInt64, wakeLatencyNanoseconds: UInt64
+    ) {
+        self.id = id
+        self.name = name
+        self.actuator = actuator.rawValue
+        self.channels = channels
+        self.minimumUpdateIntervalNanoseconds = minimumUpdateIntervalNanoseconds
+        self.wakeLatencyNanoseconds = wakeLatencyNanoseconds
+    }
+
+    /// The C description (channels past HAPTICS_MAX_CHANNELS are dropped).
+    public var cValue: haptics_device_v1 {
+        var raw = haptics_device_v1()
+        copyCString(id, into: &raw.id)
+        copyCString(name, into: &raw.name)
+        raw.actuator = actuator
+        let count = min(channels.count, Int(HAPTICS_MAX_CHANNELS))
+        raw.channel_count = UInt32(count)
+        withUnsafeMutableBytes(of: &raw.channels) { bytes in
+            let slots = bytes.bindMemory(to: haptics_channel_v1.self)
+            for index in 0..<count { slots[index] = channels[index].cValue }
+        }
+        raw.min_update_interval_ns = minimumUpdateIntervalNanoseconds
+        raw.wake_latency_ns = wakeLatencyNanoseconds
+        return raw
+    }
+}
+
+/// Copies `text` into a fixed-size C char array, truncated at a UTF-8 boundary, always NUL-terminated.
+public func copyCString<T>(_ text: String, into array: inout T) {
+    withUnsafeMutableBytes(of: &array) { bytes in
+        guard !bytes.isEmpty else { return }
+        let utf8 = Array(text.utf8)
+        var cut = min(utf8.count, bytes.count - 1)
+        // Never end inside a multi-byte sequence: back off to the start of the cut character.
+        while cut < utf8.count, cut > 0, utf8[cut] & 0xC0 == 0x80 { cut -= 1 }
+        let kept = utf8[0..<cut]
+        for (offset, byte) in kept.enumerated() { bytes[offset] = byte }
+        for offset in kept.count..<bytes.count { bytes[offset] = 0 }
+    }
+}
