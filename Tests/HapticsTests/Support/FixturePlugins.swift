@@ -1,0 +1,65 @@
+import Foundation
+import Haptics
+import Testing
+
+/// Builds the C fixture plugins in `Tests/Fixtures/plugins` with the system C compiler, once per
+/// test run, into a fresh directory.
+enum FixturePlugins {
+    struct Built: Sendable {
+        /// Holds the good fixture and every broken variant, each named `libhaptics-fixture-VARIANT.so`.
+        let directory: String
+    }
+
+    static let variants: [(name: String, defines: [String])] = [
+        ("good", []),
+        ("badabi", ["FIXTURE_BAD_ABI"]),
+        ("shorttable", ["FIXTURE_SHORT_TABLE"]),
+        ("nosubmit", ["FIXTURE_MISSING_SUBMIT"]),
+        ("noentry", ["FIXTURE_NO_ENTRY"]),
+        ("initfails", ["FIXTURE_INIT_FAILS"]),
+        ("needsdep", ["FIXTURE_NEEDS_DEP"]),
+    ]
+
+    static let built: Result<Built, CompileError> = {
+        let directory = TestSupport.makeTemporaryDirectory("fixtures")
+        chmod(directory, 0o755)
+        let source = TestSupport.packageRoot + "/Tests/Fixtures/plugins"
+        let include = TestSupport.packageRoot + "/Sources/CHapticsABI/include"
+        do {
+            let dependencyDirectory = TestSupport.makeTemporaryDirectory("fixture-dep")
+            try compile(["-shared", "-fPIC", "-o", dependencyDirectory + "/libfixturedep.so", source + "/fixture_dep.c"])
+            for variant in variants {
+                var arguments = ["-shared", "-fPIC", "-Wall", "-Werror", "-I", include, "-DFIXTURE_NAME=\"fixture-\(variant.name)\""]
+                arguments += variant.defines.map { "-D\($0)" }
+                arguments += ["-o", "\(directory)/libhaptics-fixture-\(variant.name).so", source + "/fixture_backend.c"]
+                if variant.name == "needsdep" { arguments += ["-L", dependencyDirectory, "-lfixturedep"] }
+                try compile(arguments)
+            }
+            // The plugin's dependency disappears, as when a package is uninstalled.
+            try FileManager.default.removeItem(atPath: dependencyDirectory)
+            return .success(Built(directory: directory))
+        } catch let error as CompileError {
+            return .failure(error)
+        } catch {
+            return .failure(CompileError(output: "\(error)"))
+        }
+    }()
+
+    struct CompileError: Error, CustomStringConvertible {
+        let output: String
+        var description: String { "compiling the fixture plugins failed: \(output)" }
+    }
+
+    static func compile(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["cc"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CompileError(output: "cc \(arguments.joined(separator: " ")): \(output)") }
+    }
+}

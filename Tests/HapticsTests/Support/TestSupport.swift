@@ -1,0 +1,36 @@
+import Foundation
+import Haptics
+
+/// Shared set-up for the suites: where the freshly built plugins are, scratch directories, and
+/// systems over the real `recording` backend loaded through dlopen.
+enum TestSupport {
+    /// The directory of the test runner, where `swift build` puts every `libhaptics-*.so`.
+    static let buildDirectory = PluginSearchPath.executableDirectory()!
+
+    /// The package root (for fixtures).
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// A new empty directory under the system's temporary directory.
+    static func makeTemporaryDirectory(_ label: String = "test") -> String {
+        var template = Array("/tmp/haptics-\(label)-XXXXXX".utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        return path
+    }
+
+    /// A system that loads only the plugins built with the package, with the recording backend
+    /// simulating `devices` and writing to `output`.
+    static func recordingSystem(
+        devices: String = "lra,erm,gamepad", output: String? = nil, clock: any HapticClock = SystemClock.shared,
+        policy: PowerPolicy = PowerPolicy(), simulateWake: Bool = false
+    ) -> HapticSystem {
+        var settings = ["recording.devices": devices, "recording.simulate-wake": simulateWake ? "1" : "0"]
+        settings["recording.output"] = output
+        return HapticSystem(
+            configuration: .init(
+                searchPath: PluginSearchPath(directories: [buildDirectory]), settings: settings, clock: clock, powerPolicy: policy))
+    }
+}
