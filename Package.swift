@@ -47,6 +47,8 @@ let package = Package(
             dependencies: ["CHapticsABI", "HapticsSupport"]),
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
+        // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
+        .target(name: "HIDReports", path: "Plugins/HID/Reports"),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
@@ -63,6 +65,6 @@ let package = Package(
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
-        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "VMRig"]),
+        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "HIDReports", "VMRig"]),
     ]
 )

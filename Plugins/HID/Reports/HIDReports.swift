@@ -1,0 +1,1 @@
+// Controller report encoders (see ControllerFamily).
