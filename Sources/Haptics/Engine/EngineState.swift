@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command a player was given for an engine time.
+enum PlayerCommand: Sendable {
+    case start
+    case stop
+    case pause
+    case resume
+    case parameters([HapticDynamicParameter])
+    case curve(HapticParameterCurve)
+}
+
+/// Control values sent to a player at run time, over engine time (seconds on the engine's clock).
+struct PlayerControls: Sendable {
+    var tracks = ControlSet()
+}
+
+/// Everything the engine knows about one player. Guarded by the engine's lock.
+struct PlayerState: Sendable {
+    enum Status: Sendable, Equatable { case idle, playing, paused, finished }
+
+    let timeline: PatternTimeline
+    var status: Status = .idle
+    /// Engine instant at which ``startOffset`` was the pattern position (while playing).
+    var anchor = HapticInstant(nanoseconds: 0)
+    /// Pattern position at ``anchor``, or where it is frozen (while paused or idle).
+    var startOffset = 0.0
+    var rate = 1.0
+    var loopEnabled = false
+    /// Where a loop wraps, in pattern seconds; 0 means the pattern's end.
+    var loopEnd = 0.0
+    var isMuted = false
+    /// Commands for engine instants, in time order (ties in arrival order).
+    var pending: [(time: HapticInstant, command: PlayerCommand)] = []
+    var controls = PlayerControls()
+    var completion: (@Sendable ((any Error)?) -> Void)?
+
+    init(timeline: PatternTimeline) {
+        self.timeline = timeline
+    }
+
+    mutating func enqueue(_ command: PlayerCommand, at time: HapticInstant) {
+        let index = pending.partitionIndex { $0.time > time }
+        pending.insert((time, command), at: index)
+    }
+
+    var loopLength: Double {
+        let length = loopEnd > 0 ? loopEnd : timeline.duration
+        return length > 0 ? length : 0
+    }
+
+    /// The pattern position at engine instant `now`, wrapped into the loop when looping.
+    func position(at now: HapticInstant) -> Double {
+        guard status == .playing else { return startOffset }
+        let position = startOffset + now.seconds(since: anchor) * rate
+        if loopEnabled, loopLength > 0, position >= loopLength { return position.truncatingRemainder(dividingBy: loopLength) }
+        return position
+    }
+
+    /// Re-anchors the position at `now` (before a rate change, a pause, a seek).
+    mutating func rebase(at now: HapticInstant) {
+        startOffset = position(at: now)
+        anchor = now
+    }
+
+    /// The engine instant at which pattern position `target` (≥ the position at `now`) is reached.
+    /// Rounded up to the next nanosecond and at least 1 ns ahead, so the engine always moves on.
+    func instant(ofPosition target: Double, from now: HapticInstant, position: Double) -> HapticInstant {
+        let nanoseconds = ((target - position) / max(rate, 1e-9) * 1e9).rounded(.up)
+        return now.advanced(byNanoseconds: Int64(max(nanoseconds, 1)))
+    }
+}
+
+/// What the engine drives on one device. Guarded by the engine's lock.
+struct DeviceOutput: Sendable {
+    let device: HapticDevice
+    var mapper: DriveMapper
+    /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
+    let step: Double
+    var lastDrives: [ChannelDrive]
+    var lastSubmit: HapticInstant?
+    /// Whether the engine has begun an activity (a trigger) on the device.
+    var active = false
+    var lost = false
+
+    init(device: HapticDevice, profile: CalibrationProfile?) {
+        self.device = device
+        mapper = DriveMapper(device: device.description, profile: profile)
+        step = max(device.description.minimumUpdateInterval, 0.004)
+        lastDrives = Array(repeating: .off, count: device.description.channels.count)
+    }
+
+    /// `drives` rounded to the amplitude steps each channel can render, so frames that the
+    /// hardware could not tell apart are not sent twice.
+    func quantized(_ drives: [ChannelDrive]) -> [ChannelDrive] {
+        zip(drives, device.description.channels).map { drive, channel in
+            let steps = Double(max(channel.amplitudeSteps - 1, 1))
+            return ChannelDrive(amplitude: (drive.amplitude * steps).rounded() / steps, frequency: drive.amplitude > 0 ? drive.frequency : 0)
+        }
+    }
+}

@@ -1,0 +1,547 @@
+import Logging
+import Synchronization
+
+/// Plays haptic patterns on one or more devices (Core Haptics' `CHHapticEngine`).
+///
+/// ```swift
+/// let engine = try HapticEngine(devices: [try system.openDevice("recording:lra")])
+/// let player = try engine.makePlayer(with: pattern)
+/// try player.start(atTime: engine.currentTime + 0.05)
+/// ```
+///
+/// Each engine has one scheduler thread (its ``SystemClock``) that sleeps to absolute deadlines on
+/// the monotonic clock and is blocked, with zero wake-ups, while nothing plays. ``currentTime`` reads
+/// that clock, so an app can schedule haptics against audio timestamps. A start for "now" (time 0 or
+/// in the past) renders its first frame on the calling thread, without a thread hop.
+///
+/// Every device's frames go through its ``DriveMapper`` (its calibration profile), are rounded to
+/// the amplitude steps the device renders, and are never sent closer together than the device's
+/// minimum update interval: changes inside that interval are coalesced into the newest state.
+/// While a player plays, the engine holds a trigger (``HapticDevice/beginActivity()``) on every
+/// device, waking an idle device ahead of a scheduled start by its wake latency.
+public final class HapticEngine: Sendable {
+    /// Why an engine stopped by itself (not called for an explicit ``stop()``).
+    public enum StoppedReason: Sendable, Hashable, CustomStringConvertible {
+        /// A device was unplugged. Players keep playing on the engine's other devices; the engine
+        /// stops when none is left.
+        case deviceLost(deviceID: String)
+        /// Nothing played for ``HapticEngine/autoShutdownTimeout``; the next start restarts the engine.
+        case idleTimeout
+        /// The engine was released while running.
+        case engineDestroyed
+        /// A device failed in another way; its output stopped.
+        case systemError(DeviceError)
+
+        public var description: String {
+            switch self {
+            case .deviceLost(let id): "device lost: \(id)"
+            case .idleTimeout: "idle timeout"
+            case .engineDestroyed: "engine destroyed"
+            case .systemError(let error): "system error: \(error)"
+            }
+        }
+    }
+
+    /// The devices the engine plays on.
+    public let devices: [HapticDevice]
+    /// The engine's clock; its thread is the engine's scheduler.
+    public let clock: any HapticClock
+    let logger: Logger
+    private let core: Mutex<Core>
+
+    struct Core {
+        var running = false
+        var players: [UInt64: PlayerState] = [:]
+        var orphans: Set<UInt64> = []
+        var nextPlayerID: UInt64 = 1
+        var outputs: [DeviceOutput]
+        var holds: [DeviceHold] = []
+        var wake: (id: ScheduledActionID, at: HapticInstant)?
+        var lastActivity: HapticInstant
+        var autoShutdownEnabled = true
+        var autoShutdownTimeout = 120.0
+        var policy: HapticPolicy
+        var stoppedHandler: (@Sendable (StoppedReason) -> Void)?
+    }
+
+    /// Something to tell the app once the engine's lock is released.
+    enum Notice {
+        case stopped(StoppedReason)
+        case completion(@Sendable ((any Error)?) -> Void, (any Error)?)
+    }
+
+    /// An engine over `devices`.
+    /// - Parameters:
+    ///   - clock: the engine's clock; by default a new ``SystemClock`` (one scheduler thread per engine).
+    ///   - profiles: calibration profiles by device id; a device without one uses its uncalibrated default.
+    ///   - policy: the user's settings; by default ``HapticPolicy/load()`` (a broken settings file is logged and ignored).
+    public init(
+        devices: [HapticDevice], clock: (any HapticClock)? = nil, profiles: [String: CalibrationProfile] = [:],
+        policy: HapticPolicy? = nil, logger: Logger = Logger(label: "haptics.engine")
+    ) throws(HapticEngineError) {
+        guard !devices.isEmpty else { throw .noDevices }
+        self.devices = devices
+        self.clock = clock ?? SystemClock(name: "haptic-engine")
+        self.logger = logger
+        var effectivePolicy = HapticPolicy()
+        if let policy {
+            effectivePolicy = policy
+        } else {
+            do { effectivePolicy = try HapticPolicy.load() } catch { logger.warning("ignoring haptics settings: \(error)") }
+        }
+        let outputs = devices.map { DeviceOutput(device: $0, profile: profiles[$0.description.id]) }
+        core = Mutex(Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy))
+        for (index, device) in devices.enumerated() {
+            device.onLost { [weak self] error in self?.deviceLost(index, error) }
+        }
+    }
+
+    deinit {
+        var notices: [Notice] = []
+        core.withLock { core in
+            guard core.running else { return }
+            shutDown(&core, reason: .engineDestroyed, notices: &notices)
+        }
+        deliver(notices)
+    }
+
+    /// The engine's time in seconds: the monotonic clock (`CLOCK_MONOTONIC`), as audio timestamps are.
+    public var currentTime: Double { clock.now().seconds }
+
+    /// Called when the engine stops by itself (a device lost, the idle timeout, release, an error); not for ``stop()``.
+    public var stoppedHandler: (@Sendable (StoppedReason) -> Void)? {
+        get { core.withLock { $0.stoppedHandler } }
+        set { core.withLock { $0.stoppedHandler = newValue } }
+    }
+
+    /// Whether the engine shuts down after ``autoShutdownTimeout`` without playing (default true).
+    /// The next start restarts it.
+    public var isAutoShutdownEnabled: Bool {
+        get { core.withLock { $0.autoShutdownEnabled } }
+        set { update { $0.autoShutdownEnabled = newValue } }
+    }
+
+    /// Seconds without playing before an automatic shutdown (default 120 s, as Core Haptics).
+    public var autoShutdownTimeout: Double {
+        get { core.withLock { $0.autoShutdownTimeout } }
+        set { update { $0.autoShutdownTimeout = max(newValue, 0) } }
+    }
+
+    /// The user policy applied to every frame (off, intensity scale).
+    public var policy: HapticPolicy {
+        get { core.withLock { $0.policy } }
+        set { update { $0.policy = newValue } }
+    }
+
+    /// Whether the engine is running.
+    public var isRunning: Bool { core.withLock { $0.running } }
+
+    /// Uses `profile` for the device `deviceID` from the next frame on (nil: the uncalibrated default).
+    public func setProfile(_ profile: CalibrationProfile?, forDevice deviceID: String) {
+        update { core in
+            for index in core.outputs.indices where core.outputs[index].device.description.id == deviceID {
+                core.outputs[index].mapper = DriveMapper(device: core.outputs[index].device.description, profile: profile)
+            }
+        }
+    }
+
+    /// The profile in use for a device.
+    public func profile(forDevice deviceID: String) -> CalibrationProfile? {
+        core.withLock { core in core.outputs.first { $0.device.description.id == deviceID }?.mapper.profile }
+    }
+
+    /// Starts the engine: it holds its devices (their power model sees a holder). Starting a player
+    /// starts a stopped engine too.
+    public func start() throws(HapticEngineError) {
+        let result: Result<Void, HapticEngineError> = core.withLock { core in
+            guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
+            startLocked(&core)
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Stops every player, silences and releases the devices. The stopped handler is not called.
+    public func stop() {
+        var notices: [Notice] = []
+        core.withLock { core in
+            guard core.running else { return }
+            shutDown(&core, reason: nil, notices: &notices)
+        }
+        deliver(notices)
+    }
+
+    /// A player for `pattern`.
+    public func makePlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any HapticPatternPlayer {
+        PatternPlayer(engine: self, id: register(pattern))
+    }
+
+    /// A player for `pattern` with looping, seeking, rate, pause and a completion handler.
+    public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
+        PatternPlayer(engine: self, id: register(pattern))
+    }
+
+    /// Plays an AHAP file now.
+    public func playPattern(fromFile path: String) throws {
+        let player = try makePlayer(with: HapticPattern(contentsOfFile: path))
+        try player.start(atTime: 0)
+    }
+
+    // MARK: - Players
+
+    private func register(_ pattern: HapticPattern) -> UInt64 {
+        core.withLock { core in
+            let id = core.nextPlayerID
+            core.nextPlayerID += 1
+            core.players[id] = PlayerState(timeline: PatternTimeline(pattern: pattern))
+            return id
+        }
+    }
+
+    /// Queues `command` for player `id` at engine time `time` (0 or past: now), then runs the
+    /// engine at once so a start for now renders on this thread.
+    func send(_ command: PlayerCommand, to id: UInt64, at time: Double) throws(HapticEngineError) {
+        guard time.isFinite else { throw .invalidTime(time) }
+        let result: Result<Void, HapticEngineError> = core.withLock { core in
+            guard core.players[id] != nil else { return .failure(.playerReleased) }
+            if !core.running {
+                guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
+                startLocked(&core)
+            }
+            let now = clock.now()
+            let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
+            core.players[id]!.enqueue(command, at: instant)
+            core.lastActivity = now
+            return .success(())
+        }
+        try result.get()
+        tick()
+    }
+
+    /// Changes player `id`'s state under the lock (at the current time), then runs the engine.
+    func updatePlayer<T: Sendable>(_ id: UInt64, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
+        let result: T? = core.withLock { core in
+            guard core.players[id] != nil else { return nil }
+            return body(&core.players[id]!, clock.now())
+        }
+        tick()
+        return result
+    }
+
+    /// Reads player `id`'s state.
+    func readPlayer<T: Sendable>(_ id: UInt64, _ body: (PlayerState, HapticInstant) -> T) -> T? {
+        core.withLock { core -> T? in
+            guard let player = core.players[id] else { return nil }
+            return body(player, clock.now())
+        }
+    }
+
+    /// The player object is gone: forget its state once it is not playing.
+    func release(player id: UInt64) {
+        core.withLock { core in
+            guard let player = core.players[id] else { return }
+            if player.status == .playing || !player.pending.isEmpty {
+                core.orphans.insert(id)
+            } else {
+                core.players[id] = nil
+            }
+        }
+    }
+
+    // MARK: - The scheduler
+
+    private func update(_ body: (inout Core) -> Void) {
+        core.withLock { body(&$0) }
+        tick()
+    }
+
+    /// One pass of the engine: apply due commands, render every device, schedule the next pass.
+    func tick() {
+        var notices: [Notice] = []
+        core.withLock { core in
+            guard core.running else { return }
+            render(&core, now: clock.now(), notices: &notices)
+        }
+        deliver(notices)
+    }
+
+    private func render(_ core: inout Core, now: HapticInstant, notices: inout [Notice]) {
+        var next: HapticInstant?
+        func consider(_ instant: HapticInstant?) {
+            guard let instant else { return }
+            next = next.map { min($0, instant) } ?? instant
+        }
+
+        // 1. Commands that are due.
+        for id in core.players.keys.sorted() {
+            while let first = core.players[id]!.pending.first, first.time <= now {
+                core.players[id]!.pending.removeFirst()
+                apply(first.command, at: first.time, to: &core.players[id]!, notices: &notices)
+            }
+            consider(core.players[id]!.pending.first?.time)
+        }
+
+        // 2. What every playing player sounds like on every device.
+        let live = core.outputs.indices.filter { !core.outputs[$0].lost }
+        var voices = [[Voice]](repeating: [], count: core.outputs.count)
+        var anyPlaying = false
+        for id in core.players.keys.sorted() where core.players[id]!.status == .playing {
+            var player = core.players[id]!
+            var position = player.position(at: now)
+            let end = live.map { player.timeline.end(transientDuration: core.outputs[$0].mapper.profile.transient.duration) }.max() ?? 0
+            if player.loopEnabled, player.loopLength > 0, position >= player.loopLength - 1e-9 {
+                position = 0
+                player.startOffset = 0
+                player.anchor = now
+            } else if !player.loopEnabled, position >= end - 1e-9 {
+                player.status = .finished
+                player.startOffset = 0
+                if let completion = player.completion { notices.append(.completion(completion, nil)) }
+                core.players[id] = player
+                continue
+            }
+            anyPlaying = true
+            core.lastActivity = now
+            let external = player.controls.tracks.values(at: now.seconds)
+            let externalRamping = player.controls.tracks.isRamping(at: now.seconds)
+            consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) })
+            let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
+            for index in live {
+                let output = core.outputs[index]
+                let (sounding, nextPosition) = player.timeline.evaluate(
+                    at: position, shape: output.mapper.profile.transient, external: external, step: output.step)
+                if !player.isMuted { voices[index] += sounding }
+                consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
+                if externalRamping, !sounding.isEmpty { consider(now.advanced(bySeconds: output.step)) }
+            }
+            core.players[id] = player
+        }
+        for id in core.orphans where core.players[id].map({ $0.status != .playing && $0.pending.isEmpty }) ?? true {
+            core.players[id] = nil
+            core.orphans.remove(id)
+        }
+
+        // 3. Each device: begin a trigger while anything plays (or starts within its wake latency),
+        //    send the mixed frame if it changed and the device's update interval allows, end the
+        //    trigger once silent and idle.
+        for index in live {
+            let device = core.outputs[index].device
+            let wakeHorizon = now.advanced(bySeconds: device.description.wakeLatency + 0.001)
+            let startingSoon = core.players.values.contains { player in
+                player.pending.contains { if case .start = $0.command { $0.time <= wakeHorizon } else { false } }
+            }
+            var desired = [ChannelDrive](repeating: .off, count: device.description.channels.count)
+            if core.policy.isEnabled {
+                for voice in voices[index] {
+                    let drives = core.outputs[index].mapper.drives(
+                        intensity: voice.intensity * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
+                    for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
+                        desired[channel] = drives[channel]
+                    }
+                }
+            }
+            desired = core.outputs[index].quantized(desired)
+            if (anyPlaying || startingSoon) && !core.outputs[index].active {
+                do {
+                    try device.beginActivity()
+                    core.outputs[index].active = true
+                } catch {
+                    fail(&core, index: index, error: error, notices: &notices)
+                    continue
+                }
+            }
+            if desired != core.outputs[index].lastDrives {
+                let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
+                if earliest > now {
+                    consider(earliest)
+                } else if core.outputs[index].active {
+                    do {
+                        try device.submit(DriveFrame(time: now, channels: desired))
+                        core.outputs[index].lastDrives = desired
+                        core.outputs[index].lastSubmit = now
+                    } catch {
+                        fail(&core, index: index, error: error, notices: &notices)
+                        continue
+                    }
+                }
+            }
+            let silent = core.outputs[index].lastDrives.allSatisfy { $0.amplitude == 0 }
+            if core.outputs[index].active, !anyPlaying, !startingSoon, silent {
+                device.endActivity()
+                core.outputs[index].active = false
+            }
+        }
+        if !core.outputs.contains(where: { !$0.lost }) {
+            shutDown(&core, reason: nil, notices: &notices)
+            return
+        }
+
+        // 4. The idle timeout.
+        let busy = anyPlaying || core.players.values.contains { !$0.pending.isEmpty }
+        if core.autoShutdownEnabled, !busy {
+            let deadline = core.lastActivity.advanced(bySeconds: core.autoShutdownTimeout)
+            if deadline <= now {
+                shutDown(&core, reason: .idleTimeout, notices: &notices)
+                return
+            }
+            consider(deadline)
+        }
+        reschedule(&core, at: next)
+    }
+
+    private func apply(_ command: PlayerCommand, at time: HapticInstant, to player: inout PlayerState, notices: inout [Notice]) {
+        switch command {
+        case .start:
+            if player.status == .finished { player.startOffset = 0 }
+            player.status = .playing
+            player.anchor = time
+        case .stop:
+            guard player.status != .finished else { return }
+            let wasActive = player.status != .idle
+            player.status = .finished
+            player.startOffset = 0
+            if wasActive, let completion = player.completion { notices.append(.completion(completion, HapticEngineError.playerStopped)) }
+        case .pause:
+            guard player.status == .playing else { return }
+            player.rebase(at: time)
+            player.status = .paused
+        case .resume:
+            guard player.status == .paused else { return }
+            player.status = .playing
+            player.anchor = time
+        case .parameters(let parameters):
+            for parameter in parameters {
+                guard let control = HapticControl(parameter.id) else { continue }
+                let value = min(max(parameter.value, parameter.id.range.lowerBound), parameter.id.range.upperBound)
+                player.controls.tracks[control].set(value, at: time.seconds + max(parameter.relativeTime, 0))
+            }
+        case .curve(let curve):
+            player.controls.tracks.apply(parameters: [], curves: [curve], offset: time.seconds)
+        }
+    }
+
+    private func fail(_ core: inout Core, index: Int, error: DeviceError, notices: inout [Notice]) {
+        let id = core.outputs[index].device.description.id
+        if error.isDeviceLost {
+            guard !core.outputs[index].lost else { return }
+            core.outputs[index].lost = true
+            core.outputs[index].active = false
+            notices.append(.stopped(.deviceLost(deviceID: id)))
+        } else {
+            logger.error("\(error)")
+            notices.append(.stopped(.systemError(error)))
+            // Leave the device stopped; a later frame may succeed (a transient I/O error).
+            core.outputs[index].lastDrives = Array(repeating: .off, count: core.outputs[index].lastDrives.count)
+            if core.outputs[index].active {
+                core.outputs[index].device.endActivity()
+                core.outputs[index].active = false
+            }
+        }
+    }
+
+    private func deviceLost(_ index: Int, _ error: DeviceError) {
+        var notices: [Notice] = []
+        core.withLock { core in
+            guard core.running else {
+                core.outputs[index].lost = true
+                return
+            }
+            fail(&core, index: index, error: error, notices: &notices)
+            if !core.outputs.contains(where: { !$0.lost }) { shutDown(&core, reason: nil, notices: &notices) }
+        }
+        deliver(notices)
+        tick()
+    }
+
+    private func startLocked(_ core: inout Core) {
+        guard !core.running else { return }
+        core.running = true
+        core.lastActivity = clock.now()
+        core.holds = core.outputs.filter { !$0.lost }.map { $0.device.hold() }
+    }
+
+    /// Stops everything; `reason` nil for an explicit stop or when no device is left (already reported).
+    private func shutDown(_ core: inout Core, reason: StoppedReason?, notices: inout [Notice]) {
+        for id in core.players.keys {
+            let wasPlaying = core.players[id]!.status == .playing || core.players[id]!.status == .paused
+            core.players[id]!.pending.removeAll()
+            core.players[id]!.status = .finished
+            core.players[id]!.startOffset = 0
+            if wasPlaying, let completion = core.players[id]!.completion {
+                notices.append(.completion(completion, reason == nil ? HapticEngineError.engineStopped : HapticEngineError.playerStopped))
+            }
+        }
+        for index in core.outputs.indices where !core.outputs[index].lost {
+            let output = core.outputs[index]
+            if output.lastDrives.contains(where: { $0.amplitude > 0 }) {
+                try? output.device.submit(DriveFrame.silence(channelCount: output.lastDrives.count, at: clock.now()))
+            }
+            if output.active { output.device.endActivity() }
+            core.outputs[index].active = false
+            core.outputs[index].lastDrives = Array(repeating: .off, count: output.lastDrives.count)
+            core.outputs[index].lastSubmit = nil
+        }
+        for hold in core.holds { hold.release() }
+        core.holds = []
+        core.running = false
+        reschedule(&core, at: nil)
+        if let reason { notices.append(.stopped(reason)) }
+    }
+
+    private func reschedule(_ core: inout Core, at next: HapticInstant?) {
+        if let wake = core.wake, wake.at == next { return }
+        if let wake = core.wake { clock.cancel(wake.id) }
+        core.wake = nil
+        guard let next else { return }
+        let id = clock.schedule(at: next) { [weak self] in self?.scheduledTick(at: next) }
+        core.wake = (id, next)
+    }
+
+    private func scheduledTick(at deadline: HapticInstant) {
+        core.withLock { core in
+            if core.wake?.at == deadline { core.wake = nil }
+        }
+        tick()
+    }
+
+    private func deliver(_ notices: [Notice]) {
+        guard !notices.isEmpty else { return }
+        let handler = core.withLock { $0.stoppedHandler }
+        for notice in notices {
+            switch notice {
+            case .stopped(let reason): handler?(reason)
+            case .completion(let completion, let error): completion(error)
+            }
+        }
+    }
+}
+
+/// Why an engine or player call failed.
+public enum HapticEngineError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// An engine needs at least one device.
+    case noDevices
+    /// Every device of the engine was lost.
+    case allDevicesLost
+    /// A time that is NaN or infinite.
+    case invalidTime(Double)
+    /// A value outside its range: which, the value, and the range.
+    case invalidValue(name: String, value: Double, expected: String)
+    /// The player was stopped before it finished (given to its completion handler).
+    case playerStopped
+    /// The engine was stopped before the player finished (given to its completion handler).
+    case engineStopped
+    /// The player's engine no longer knows it.
+    case playerReleased
+
+    public var description: String {
+        switch self {
+        case .noDevices: "an engine needs at least one device"
+        case .allDevicesLost: "every device of the engine was lost; open a device again"
+        case .invalidTime(let time): "time \(time) is not a finite number of seconds"
+        case .invalidValue(let name, let value, let expected): "\(name) \(value) is outside \(expected)"
+        case .playerStopped: "the player was stopped before it finished"
+        case .engineStopped: "the engine was stopped before the player finished"
+        case .playerReleased: "the player was released"
+        }
+    }
+}

@@ -1,0 +1,228 @@
+/// What the renderer knows about one device: how drive level becomes output, how sharpness maps
+/// onto the hardware, how a transient is shaped, and the limits. `haptic-cal calibrate` measures
+/// it; ``uncalibrated(for:)`` gives a sensible default from the device's description alone.
+///
+/// Output is in *reference units*: intensity 1 asks every device for ``referenceOutput`` units, so
+/// a calibrated "medium impact" (intensity ≈ 0.6) asks a DualSense and a 175 Hz LRA for the same
+/// physical output. A device that cannot reach the asked output saturates at its rated level.
+public struct CalibrationProfile: Sendable, Hashable {
+    /// The current version of the profile format.
+    public static let formatVersion = 1
+    /// The output intensity 1 asks for, in reference units (g of peak acceleration when measured with an accelerometer).
+    public static let referenceOutput = 1.0
+
+    /// Where the numbers came from.
+    public enum Source: String, Sendable, Hashable, CaseIterable {
+        /// Defaults derived from the device's description; nothing was measured.
+        case uncalibrated
+        /// A default shipped in `Hardware/profiles/`.
+        case shipped
+        /// Measured on a simulated actuator model.
+        case simulated
+        /// Measured by a person at the terminal.
+        case interactive
+        /// Measured with an accelerometer through Linux IIO.
+        case accelerometer
+    }
+
+    /// How sharpness (0 … 1) reaches the hardware.
+    public enum SharpnessMapping: Sendable, Hashable {
+        /// The device has one feel (a single ERM): sharpness is ignored.
+        case none
+        /// Every channel with a ``ChannelCalibration/usableBand`` plays sharpness as a drive frequency,
+        /// logarithmically from the band's low end (0) to its high end (1).
+        case frequency
+        /// Sharpness moves energy from the `low` channel (strong, low-frequency motor) at 0 to the
+        /// `high` channel (weak, high-frequency motor) at 1, keeping total power.
+        case motorMix(low: Int, high: Int)
+    }
+
+    /// How a transient (a tap) is rendered.
+    public struct TransientShape: Sendable, Hashable {
+        /// The whole pulse, in seconds (≤ 0.02 s on fast actuators, or it feels buzzy).
+        public var duration: Double
+        /// Drive multiplier during the kick at the pulse's start (1 = no kick); bounded by ``DriveLimits/overdriveLevel``.
+        public var overdriveGain: Double
+        /// How long the kick lasts, in seconds.
+        public var overdriveDuration: Double
+
+        /// A transient shape.
+        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0) {
+            self.duration = duration
+            self.overdriveGain = overdriveGain
+            self.overdriveDuration = overdriveDuration
+        }
+    }
+
+    /// The drive the device may take.
+    public struct DriveLimits: Sendable, Hashable {
+        /// Highest sustained drive, 0 … 1 of full scale.
+        public var ratedLevel: Double
+        /// Highest drive during a transient's kick, 0 … 1, at least ``ratedLevel``.
+        public var overdriveLevel: Double
+
+        /// Limits; the overdrive level is raised to the rated level if lower.
+        public init(ratedLevel: Double = 1, overdriveLevel: Double = 1) {
+            self.ratedLevel = ratedLevel
+            self.overdriveLevel = max(overdriveLevel, ratedLevel)
+        }
+    }
+
+    /// The device the profile was made for (its stable id), if it is device-specific.
+    public var deviceID: String?
+    /// The device's name when measured.
+    public var deviceName: String?
+    /// Where the numbers came from.
+    public var source: Source
+    /// One entry per device channel, in the device's channel order.
+    public var channels: [ChannelCalibration]
+    /// How sharpness reaches the hardware.
+    public var sharpness: SharpnessMapping
+    /// How transients are rendered.
+    public var transient: TransientShape
+    /// The drive limits.
+    public var limits: DriveLimits
+
+    /// A profile.
+    public init(
+        deviceID: String?, deviceName: String?, source: Source, channels: [ChannelCalibration], sharpness: SharpnessMapping,
+        transient: TransientShape, limits: DriveLimits = DriveLimits()
+    ) {
+        self.deviceID = deviceID
+        self.deviceName = deviceName
+        self.source = source
+        self.channels = channels
+        self.sharpness = sharpness
+        self.transient = transient
+        self.limits = limits
+    }
+}
+
+/// How one channel turns drive into output.
+///
+/// Output at drive `d` and frequency `f` is
+/// `fullScaleOutput × response(f) × ((d − deadZone) / (1 − deadZone))^responseExponent` above the
+/// dead zone, and nothing below it.
+public struct ChannelCalibration: Sendable, Hashable {
+    /// A point of the frequency-to-output map.
+    public struct FrequencyPoint: Sendable, Hashable {
+        /// Drive frequency in Hz.
+        public var frequency: Double
+        /// Output there relative to the best frequency (0 … 1).
+        public var relativeOutput: Double
+
+        /// A point.
+        public init(frequency: Double, relativeOutput: Double) {
+            self.frequency = frequency
+            self.relativeOutput = relativeOutput
+        }
+    }
+
+    /// The channel's name, as the device describes it.
+    public var name: String
+    /// Drive level (0 … 1) below which the actuator produces no output.
+    public var deadZone: Double
+    /// Exponent of the output curve above the dead zone (1 = linear).
+    public var responseExponent: Double
+    /// Output at full drive and the best frequency, in reference units.
+    public var fullScaleOutput: Double
+    /// Resonant frequency in Hz, if resonant.
+    public var resonantFrequency: Double?
+    /// Quality factor of the resonance, if measured.
+    public var qFactor: Double?
+    /// Output relative to the best frequency, by frequency (sorted by frequency); empty means flat.
+    public var frequencyResponse: [FrequencyPoint]
+    /// The frequencies sharpness 0 … 1 spans, in Hz; nil when the channel's frequency cannot be chosen.
+    public var usableBand: ClosedRange<Double>?
+
+    /// A channel calibration.
+    public init(
+        name: String, deadZone: Double = 0, responseExponent: Double = 1, fullScaleOutput: Double = CalibrationProfile.referenceOutput,
+        resonantFrequency: Double? = nil, qFactor: Double? = nil, frequencyResponse: [FrequencyPoint] = [],
+        usableBand: ClosedRange<Double>? = nil
+    ) {
+        self.name = name
+        self.deadZone = deadZone
+        self.responseExponent = responseExponent
+        self.fullScaleOutput = fullScaleOutput
+        self.resonantFrequency = resonantFrequency
+        self.qFactor = qFactor
+        self.frequencyResponse = frequencyResponse
+        self.usableBand = usableBand
+    }
+
+    /// Output relative to the best frequency at `frequency` (linear between map points, flat outside).
+    public func relativeOutput(at frequency: Double) -> Double {
+        guard let first = frequencyResponse.first, let last = frequencyResponse.last, frequency > 0 else { return 1 }
+        if frequency <= first.frequency { return first.relativeOutput }
+        if frequency >= last.frequency { return last.relativeOutput }
+        let upper = frequencyResponse.firstIndex { $0.frequency >= frequency }!
+        let a = frequencyResponse[upper - 1], b = frequencyResponse[upper]
+        let fraction = (frequency - a.frequency) / (b.frequency - a.frequency)
+        return a.relativeOutput + (b.relativeOutput - a.relativeOutput) * fraction
+    }
+
+    /// The drive level (0 … 1, before limits) that makes `output` reference units at `frequency`;
+    /// 0 for no output, more than 1 when the channel cannot reach it.
+    public func drive(forOutput output: Double, at frequency: Double) -> Double {
+        guard output > 0 else { return 0 }
+        let reachable = fullScaleOutput * max(relativeOutput(at: frequency), 1e-6)
+        let fraction = output / reachable
+        return deadZone + (1 - deadZone) * pow(fraction, 1 / responseExponent)
+    }
+
+    /// The output (reference units) the channel gives at `drive` and `frequency`: the inverse of ``drive(forOutput:at:)``.
+    public func output(atDrive drive: Double, frequency: Double) -> Double {
+        guard drive > deadZone else { return 0 }
+        return fullScaleOutput * relativeOutput(at: frequency) * pow((drive - deadZone) / (1 - deadZone), responseExponent)
+    }
+}
+
+extension CalibrationProfile {
+    /// The default for a device nothing was measured on: linear, no dead zone, full scale equal to
+    /// the reference, and a sharpness mapping and transient shape chosen from the device's kind.
+    ///
+    /// - LRA / voice coil with frequency control: sharpness spans a band around resonance
+    ///   (0.75×–1.5× f₀ where the resonance is known, else the channel's range); a 12 ms tap.
+    /// - A single ERM: sharpness ignored; a 30 ms tap with a 10 ms kick at 1.6× (ERMs start slowly).
+    /// - Dual rumble: sharpness mixes the strong and weak motor; a 40 ms tap with a kick.
+    /// Taps are never shorter than two of the device's update intervals, so they can be rendered.
+    public static func uncalibrated(for device: DeviceDescription) -> CalibrationProfile {
+        let channels = device.channels.map { channel in
+            var band = channel.frequencyRange
+            if let range = channel.frequencyRange, let f0 = channel.resonantFrequency {
+                let low = max(range.lowerBound, f0 * 0.75), high = min(range.upperBound, f0 * 1.5)
+                if low < high { band = low...high }
+            }
+            return ChannelCalibration(name: channel.name, resonantFrequency: channel.resonantFrequency, usableBand: band)
+        }
+        let drivable = device.channels.indices.filter { device.channels[$0].actuator != .trigger }
+        let sharpness: SharpnessMapping
+        var transient: TransientShape
+        if channels.contains(where: { $0.usableBand != nil }) {
+            sharpness = .frequency
+            transient = TransientShape(duration: 0.012)
+        } else if drivable.count >= 2 {
+            // The strong motor is the one with the lower nominal frequency, else the first.
+            let ordered = drivable.sorted {
+                (device.channels[$0].nominalFrequency ?? Double($0)) < (device.channels[$1].nominalFrequency ?? Double($1))
+            }
+            sharpness = .motorMix(low: ordered[0], high: ordered[1])
+            transient = TransientShape(duration: 0.040, overdriveGain: 1.4, overdriveDuration: 0.015)
+        } else {
+            sharpness = .none
+            transient = TransientShape(duration: 0.030, overdriveGain: 1.6, overdriveDuration: 0.010)
+        }
+        let floor = 2 * device.minimumUpdateInterval
+        if transient.duration < floor {
+            transient.duration = floor
+            transient.overdriveDuration = transient.overdriveDuration > 0 ? min(max(transient.overdriveDuration, device.minimumUpdateInterval), floor / 2) : 0
+        }
+        return CalibrationProfile(
+            deviceID: nil, deviceName: device.name, source: .uncalibrated, channels: channels, sharpness: sharpness, transient: transient)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns intensity and sharpness into per-channel drive for one device, through its profile.
+///
+/// This is where "sharpness 0.8" becomes a 230 Hz drive on an LRA, more of the weak motor on a
+/// gamepad, or nothing at all on a single ERM; and where intensity becomes the drive level that
+/// gives the same output on every calibrated device.
+public struct DriveMapper: Sendable, Hashable {
+    /// The device.
+    public let device: DeviceDescription
+    /// Its profile.
+    public let profile: CalibrationProfile
+
+    /// A mapper for `device` through `profile` (the uncalibrated default when nil). A profile whose
+    /// channel count does not match the device is replaced by the default.
+    public init(device: DeviceDescription, profile: CalibrationProfile? = nil) {
+        self.device = device
+        let fallback = CalibrationProfile.uncalibrated(for: device)
+        if let profile, profile.channels.count == device.channels.count {
+            self.profile = profile
+        } else {
+            self.profile = fallback
+        }
+    }
+
+    /// The drive of every channel for `intensity` (0 … 1) and `sharpness` (0 … 1); `gain` multiplies
+    /// the drive (a transient's kick) and lifts the limit from the rated to the overdrive level.
+    public func drives(intensity: Double, sharpness: Double, gain: Double = 1) -> [ChannelDrive] {
+        let target = max(0, min(intensity, 1)) * CalibrationProfile.referenceOutput
+        let sharpness = max(0, min(sharpness, 1))
+        let cap = gain > 1 ? profile.limits.overdriveLevel : profile.limits.ratedLevel
+        var result = [ChannelDrive](repeating: .off, count: device.channels.count)
+        guard target > 0 else { return result }
+
+        func drive(_ index: Int, output: Double, frequency: Double) {
+            let level = profile.channels[index].drive(forOutput: output, at: frequency) * gain
+            result[index] = ChannelDrive(amplitude: min(level, cap), frequency: frequency)
+        }
+
+        switch profile.sharpness {
+        case .none:
+            for index in device.channels.indices where device.channels[index].actuator != .trigger {
+                drive(index, output: target, frequency: 0)
+            }
+        case .frequency:
+            for (index, channel) in profile.channels.enumerated() {
+                guard let band = channel.usableBand, band.lowerBound > 0 else { continue }
+                let frequency = band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness)
+                drive(index, output: target, frequency: frequency)
+            }
+        case .motorMix(let low, let high):
+            let angle = sharpness * Double.pi / 2
+            if result.indices.contains(low) { drive(low, output: target * cos(angle), frequency: 0) }
+            if result.indices.contains(high) { drive(high, output: target * sin(angle), frequency: 0) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The haptic controls a timeline carries (audio controls are kept in patterns, not rendered).
+enum HapticControl: Int, CaseIterable, Sendable {
+    case intensity, sharpness, attack, decay, release
+
+    init?(_ id: HapticDynamicParameter.ID) {
+        switch id {
+        case .hapticIntensityControl: self = .intensity
+        case .hapticSharpnessControl: self = .sharpness
+        case .hapticAttackTimeControl: self = .attack
+        case .hapticDecayTimeControl: self = .decay
+        case .hapticReleaseTimeControl: self = .release
+        default: return nil
+        }
+    }
+
+    var defaultValue: Double { self == .intensity ? 1 : 0 }
+}
+
+/// A full set of control tracks.
+struct ControlSet: Sendable, Hashable {
+    var tracks = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
+
+    subscript(control: HapticControl) -> ControlTrack {
+        get { tracks[control.rawValue] }
+        set { tracks[control.rawValue] = newValue }
+    }
+
+    /// Adds dynamic parameters and curves, in start-time order (a later start overrides).
+    mutating func apply(parameters: [HapticDynamicParameter], curves: [HapticParameterCurve], offset: Double) {
+        enum Change { case step(HapticDynamicParameter), curve(HapticParameterCurve) }
+        let changes: [(time: Double, change: Change)] =
+            parameters.map { (offset + $0.relativeTime, .step($0)) }
+            + curves.map { (offset + $0.relativeTime + ($0.controlPoints.first?.relativeTime ?? 0), .curve($0)) }
+        for (_, change) in changes.enumerated().sorted(by: { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }).map(\.element) {
+            switch change {
+            case .step(let parameter):
+                guard let control = HapticControl(parameter.id) else { continue }
+                self[control].set(parameter.value, at: offset + parameter.relativeTime)
+            case .curve(let curve):
+                guard let control = HapticControl(curve.id) else { continue }
+                self[control].ramp(through: curve.controlPoints.map { (offset + curve.relativeTime + $0.relativeTime, $0.value) })
+            }
+        }
+    }
+
+    func value(_ control: HapticControl, at time: Double) -> Double { self[control].value(at: time) }
+
+    /// Every control's value at `time`.
+    func values(at time: Double) -> [Double] { tracks.map { $0.value(at: time) } }
+
+    func isRamping(at time: Double) -> Bool { tracks.contains { $0.isRamping(at: time) } }
+
+    func nextBreakpoint(after time: Double) -> Double? { tracks.compactMap { $0.nextBreakpoint(after: time) }.min() }
+}
+
+/// One thing sounding at an instant: the summed continuous events, or one transient pulse.
+struct Voice: Sendable, Hashable {
+    var intensity: Double
+    var sharpness: Double
+    /// Drive multiplier (a transient's kick), 1 otherwise.
+    var gain: Double
+}
+
+/// A pattern prepared for rendering: its haptic events in time order and its control tracks.
+///
+/// Evaluation is a pure function of pattern time, so seeking, looping, pausing and rate changes
+/// need no state beyond the player's clock.
+struct PatternTimeline: Sendable {
+    struct Event: Sendable {
+        var start: Double
+        var duration: Double
+        var transient: Bool
+        var intensity: Double
+        var sharpness: Double
+        var attack: Double
+        var decay: Double
+        var release: Double
+        var sustained: Bool
+    }
+
+    let events: [Event]
+    let controls: ControlSet
+    let duration: Double
+    private let longestEvent: Double
+
+    init(pattern: HapticPattern) {
+        events = pattern.hapticEvents.map { event in
+            Event(
+                start: event.relativeTime, duration: event.type == .hapticTransient ? 0 : event.duration,
+                transient: event.type == .hapticTransient, intensity: event.value(of: .hapticIntensity),
+                sharpness: event.value(of: .hapticSharpness), attack: event.value(of: .attackTime), decay: event.value(of: .decayTime),
+                release: event.value(of: .releaseTime), sustained: event.value(of: .sustained) >= 0.5)
+        }
+        var controls = ControlSet()
+        controls.apply(parameters: pattern.parameters, curves: pattern.parameterCurves, offset: 0)
+        self.controls = controls
+        duration = pattern.duration
+        longestEvent = events.map(\.duration).max() ?? 0
+    }
+
+    /// An envelope adjuster (0 … 1) as seconds: 0 → 0 s, 0.5 → 31 ms, 1 → 1 s, growing exponentially;
+    /// a time control c (-1 … 1) scales it by 10^c.
+    static func envelopeTime(_ adjuster: Double, control: Double) -> Double {
+        (pow(1001, adjuster) - 1) / 1000 * pow(10, control)
+    }
+
+    /// When the pattern has finished sounding on a device whose taps last `transientDuration` seconds.
+    func end(transientDuration: Double) -> Double {
+        max(duration, (events.filter(\.transient).map(\.start).max() ?? -.infinity) + transientDuration)
+    }
+
+    /// The voices at pattern time `time`, and the next pattern time anything changes (a boundary,
+    /// or `time + step` while ramping). `external` holds the current values of the controls sent to
+    /// the player at run time (indexed by ``HapticControl``): intensity multiplies, the others add.
+    func evaluate(
+        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double
+    ) -> (voices: [Voice], next: Double?) {
+        func control(_ which: HapticControl, _ at: Double) -> Double {
+            let own = controls.value(which, at: at)
+            guard let sent = external?[which.rawValue] else { return own }
+            return which == .intensity ? own * sent : own + sent
+        }
+        var voices: [Voice] = []
+        var next = controls.nextBreakpoint(after: time) ?? .infinity
+        var ramping = false
+        var summed = 0.0, weightedSharpness = 0.0
+
+        // Events starting after `time` only matter for the next breakpoint: the first of them.
+        let firstLater = events.partitionIndex { $0.start > time }
+        if firstLater < events.count { next = min(next, events[firstLater].start) }
+        let horizon = time - max(longestEvent, shape.duration)
+        var index = firstLater
+        while index > 0 {
+            index -= 1
+            let event = events[index]
+            if event.start < horizon { break }
+            let age = time - event.start
+            if event.transient {
+                guard age < shape.duration else { continue }
+                let kick = age < shape.overdriveDuration
+                let at = event.start
+                voices.append(Voice(
+                    intensity: event.intensity * control(.intensity, at),
+                    sharpness: min(max(event.sharpness + control(.sharpness, at), 0), 1),
+                    gain: kick ? shape.overdriveGain : 1))
+                next = min(next, event.start + (kick ? shape.overdriveDuration : shape.duration))
+                continue
+            }
+            let attack = Self.envelopeTime(event.attack, control: control(.attack, time))
+            var release = Self.envelopeTime(event.release, control: control(.release, time))
+            let decay = Self.envelopeTime(event.decay, control: control(.decay, time))
+            var attackEnd = attack
+            let length: Double
+            var envelope: Double
+            if event.sustained {
+                length = event.duration
+                if attack + release > length, attack + release > 0 {
+                    let scale = length / (attack + release)
+                    attackEnd = attack * scale
+                    release *= scale
+                }
+                guard age < length else { continue }
+                envelope = 1
+                if age < attackEnd { envelope = age / attackEnd; ramping = true; next = min(next, event.start + attackEnd) }
+                if release > 0, age > length - release {
+                    envelope = min(envelope, (length - age) / release)
+                    ramping = true
+                } else if release > 0 {
+                    next = min(next, event.start + length - release)
+                }
+            } else {
+                length = min(event.duration, attack + decay)
+                guard age < length else { continue }
+                if age < attack {
+                    envelope = age / attack
+                    next = min(next, event.start + attack)
+                } else {
+                    envelope = decay > 0 ? 1 - (age - attack) / decay : 0
+                }
+                ramping = true
+            }
+            next = min(next, event.start + length)
+            let intensity = event.intensity * max(envelope, 0) * control(.intensity, time)
+            summed += intensity
+            weightedSharpness += intensity * min(max(event.sharpness + control(.sharpness, time), 0), 1)
+        }
+        if summed > 0 {
+            voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1))
+            if controls.isRamping(at: time) { ramping = true }
+        }
+        if ramping { next = min(next, time + step) }
+        return (voices, next.isFinite ? next : nil)
+    }
+}
+
+extension Array {
+    /// The index of the first element for which `predicate` holds, the array being partitioned
+    /// (all `false` before all `true`); `count` if none.
+    func partitionIndex(where predicate: (Element) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}
