@@ -210,6 +210,9 @@ private struct Cursor {
                     utf8.append(contentsOf: String(Character(unicode)).utf8)
                 default: throw error("invalid escape '\\\(printable(escaped))'", at: index - 2)
                 }
+            case 0x0A, 0x0D:
+                // JSON strings cannot span lines: the closing quote is missing.
+                throw error("unterminated string", at: start)
             case 0..<0x20:
                 throw error("control character in string (write it as an escape)")
             default:
