@@ -1,3 +1,6 @@
-// The JSON value types appear in the public API (AHAP metadata); re-export just those.
+// Types from HapticsSupport that appear in the public API (AHAP metadata, errors): re-export just those.
 @_exported import enum HapticsSupport.JSONValue
 @_exported import struct HapticsSupport.JSONObject
+@_exported import struct HapticsSupport.JSONSyntaxError
+@_exported import struct HapticsSupport.JSONPathError
+@_exported import struct HapticsSupport.FileError

@@ -3,17 +3,19 @@ import HapticsSupport
 /// Why an AHAP document could not be read: where (a line and column for JSON syntax, a JSON path
 /// such as `$.Pattern[3].Event.Time` for everything else) and what is wrong.
 public enum AHAPError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The text is not JSON.
-    case syntax(JSONSyntaxError)
+    /// The text is not JSON; `file` names the file when one was read.
+    case syntax(JSONSyntaxError, file: String?)
     /// The JSON is not an AHAP pattern, or a value has the wrong type or is not allowed.
-    case invalid(JSONPathError)
+    case invalid(JSONPathError, file: String?)
     /// The file could not be read or written.
     case file(FileError)
 
     public var description: String {
         switch self {
-        case .syntax(let error): "AHAP is not valid JSON: \(error)"
-        case .invalid(let error): "\(error)"
+        case .syntax(let error, let file?): "\(file):\(error.line):\(error.column): not valid JSON: \(error.problem)"
+        case .syntax(let error, nil): "AHAP is not valid JSON: \(error)"
+        case .invalid(let error, let file?): "\(file): \(error)"
+        case .invalid(let error, nil): "\(error)"
         case .file(let error): "\(error)"
         }
     }
@@ -27,13 +29,11 @@ extension HapticPattern {
         do {
             try self.init(ahapBytes: bytes)
         } catch {
-            // Name the file in path errors too.
-            if case .invalid(let inner) = error { throw .invalid(JSONPathError(path: "\(path): \(inner.path)", problem: inner.problem)) }
-            if case .syntax(var inner) = error {
-                inner.problem = "\(path): " + inner.problem
-                throw .syntax(inner)
+            switch error {
+            case .syntax(let inner, _): throw .syntax(inner, file: path)
+            case .invalid(let inner, _): throw .invalid(inner, file: path)
+            case .file: throw error
             }
-            throw error
         }
     }
 
@@ -52,13 +52,13 @@ extension HapticPattern {
     /// ids, values of the wrong type, NaN-like and negative times.
     public init(ahapBytes bytes: [UInt8]) throws(AHAPError) {
         let root: JSONValue
-        do { root = try JSONParser(allowTrailingCommas: true).parse(bytes) } catch { throw .syntax(error) }
+        do { root = try JSONParser(allowTrailingCommas: true).parse(bytes) } catch { throw .syntax(error, file: nil) }
         do {
             self = try AHAPReader.pattern(JSONCursor(root: root))
         } catch let error as JSONPathError {
-            throw .invalid(error)
+            throw .invalid(error, file: nil)
         } catch {
-            throw .invalid(JSONPathError(path: "$", problem: "\(error)"))
+            throw .invalid(JSONPathError(path: "$", problem: "\(error)"), file: nil)
         }
     }
 
@@ -135,7 +135,9 @@ private enum AHAPReader {
     static func identifier<ID: RawRepresentable & CaseIterable>(_ cursor: JSONCursor, _: ID.Type) throws -> ID where ID.RawValue == String {
         let text = try cursor.string()
         guard let id = ID(rawValue: text) else {
-            throw cursor.error("unknown parameter \"\(text)\"; expected one of: \(ID.allCases.map(\.rawValue).joined(separator: ", "))")
+            let near = [text + "Control", String(text.dropLast("Control".count))].first { ID(rawValue: $0) != nil && $0 != text }
+            let hint = near.map { "did you mean \"\($0)\"? " } ?? ""
+            throw cursor.error("unknown parameter \"\(text)\"; \(hint)expected one of: \(ID.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return id
     }
