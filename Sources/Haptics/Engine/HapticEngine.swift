@@ -159,6 +159,7 @@ public final class HapticEngine: Sendable {
             return .success(())
         }
         try result.get()
+        tick()
     }
 
     /// Stops every player, silences and releases the devices. The stopped handler is not called.

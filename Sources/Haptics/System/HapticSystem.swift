@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// Opening a device already open returns the same ``HapticDevice``, so several generators and
 /// engines share one power model per device. Device events from backends (unplug, plug) are
-/// routed to the open devices (``HapticDevice/markLost(_:)``) and to ``onDeviceEvent(_:)`` observers.
+/// routed to the open devices (``HapticDevice/markLost(_:)``) and to ``onDeviceEvent(_:)`` observers,
+/// on the configured clock's thread.
 public final class HapticSystem: Sendable {
     /// How a system is set up.
     public struct Configuration: Sendable {
@@ -60,8 +61,13 @@ public final class HapticSystem: Sendable {
         self.configuration = configuration
         let loader = PluginLoader(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger)
         self.plugins = loader.loadAll()
+        // A backend may notify from inside a call the host made with locks held (an unplug found
+        // by `submit`): handle events later, on the clock's thread, never on the caller's.
+        let clock = configuration.clock
         for backend in plugins.backends {
-            backend.onEvent { [weak self] event in self?.handle(event) }
+            backend.onEvent { [weak self] event in
+                clock.schedule(at: clock.now()) { [weak self] in self?.handle(event) }
+            }
         }
     }
 
