@@ -47,6 +47,8 @@ public final class HapticEngine: Sendable {
     /// The engine's clock; its thread is the engine's scheduler.
     public let clock: any HapticClock
     let logger: Logger
+    /// Keeps each kind of feedback played through this engine from flooding its devices.
+    public let overuseGuard = OveruseGuard()
     private let core: Mutex<Core>
 
     struct Core {
@@ -55,7 +57,6 @@ public final class HapticEngine: Sendable {
         var orphans: Set<UInt64> = []
         var nextPlayerID: UInt64 = 1
         var outputs: [DeviceOutput]
-        var holds: [DeviceHold] = []
         var wake: (id: ScheduledActionID, at: HapticInstant)?
         var lastActivity: HapticInstant
         var autoShutdownEnabled = true
@@ -133,6 +134,15 @@ public final class HapticEngine: Sendable {
         set { update { $0.policy = newValue } }
     }
 
+    /// The shortest time between two taps every device of the engine can render: its tap length
+    /// plus one update interval, for the slowest device, in seconds.
+    public func minimumTapInterval() -> Double {
+        core.withLock { core in
+            core.outputs.filter { !$0.lost }
+                .map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
+        }
+    }
+
     /// Whether the engine is running.
     public var isRunning: Bool { core.withLock { $0.running } }
 
@@ -150,8 +160,9 @@ public final class HapticEngine: Sendable {
         core.withLock { core in core.outputs.first { $0.device.description.id == deviceID }?.mapper.profile }
     }
 
-    /// Starts the engine: it holds its devices (their power model sees a holder). Starting a player
-    /// starts a stopped engine too.
+    /// Starts the engine (its scheduler and idle timeout). Starting a player starts a stopped engine
+    /// too. The engine is not a holder of its devices' power model: generators are, through their
+    /// `prepare()`; the engine triggers (``HapticDevice/beginActivity()``) while it plays.
     public func start() throws(HapticEngineError) {
         let result: Result<Void, HapticEngineError> = core.withLock { core in
             guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
@@ -162,7 +173,7 @@ public final class HapticEngine: Sendable {
         tick()
     }
 
-    /// Stops every player, silences and releases the devices. The stopped handler is not called.
+    /// Stops every player and silences the devices. The stopped handler is not called.
     public func stop() {
         var notices: [Notice] = []
         core.withLock { core in
@@ -458,7 +469,6 @@ public final class HapticEngine: Sendable {
         guard !core.running else { return }
         core.running = true
         core.lastActivity = clock.now()
-        core.holds = core.outputs.filter { !$0.lost }.map { $0.device.hold() }
     }
 
     /// Stops everything; `reason` nil for an explicit stop or when no device is left (already reported).
@@ -482,8 +492,6 @@ public final class HapticEngine: Sendable {
             core.outputs[index].lastDrives = Array(repeating: .off, count: output.lastDrives.count)
             core.outputs[index].lastSubmit = nil
         }
-        for hold in core.holds { hold.release() }
-        core.holds = []
         core.running = false
         reschedule(&core, at: nil)
         if let reason { notices.append(.stopped(reason)) }

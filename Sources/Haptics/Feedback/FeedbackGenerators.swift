@@ -1,0 +1,148 @@
+import Logging
+
+/// What every generator shares: the engine, a hold on each of its devices (so ``prepare()`` and
+/// release drive the power model), and the engine's overuse guard.
+final class FeedbackCore: Sendable {
+    let engine: HapticEngine
+    let holds: [DeviceHold]
+
+    init(engine: HapticEngine) {
+        self.engine = engine
+        holds = engine.devices.map { $0.hold() }
+    }
+
+    deinit {
+        for hold in holds { hold.release() }
+    }
+
+    func prepare() {
+        for hold in holds { hold.prepare() }
+    }
+
+    func trigger(_ effect: FeedbackEffect) {
+        let engine = self.engine
+        let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
+        engine.overuseGuard.request(effect, interval: interval, clock: engine.clock) { effect in
+            do {
+                try engine.makePlayer(with: effect.pattern).start(atTime: 0)
+            } catch {
+                engine.logger.warning("feedback \(effect.name) did not play: \(error)")
+            }
+        }
+    }
+}
+
+/// Impact feedback (UIKit's `UIImpactFeedbackGenerator`): something hit something.
+///
+/// ```swift
+/// let impact = ImpactFeedbackGenerator(style: .rigid, engine: engine)
+/// impact.prepare()          // when a collision is about to happen
+/// impact.impactOccurred()   // the moment it does
+/// ```
+public final class ImpactFeedbackGenerator: Sendable {
+    /// The mass and feel of the objects colliding.
+    public enum FeedbackStyle: String, Sendable, Hashable, CaseIterable {
+        case light, medium, heavy, soft, rigid
+    }
+
+    /// The style.
+    public let style: FeedbackStyle
+    private let core: FeedbackCore
+    private let effect: FeedbackEffect
+
+    /// A generator playing `style` impacts on `engine`'s devices; it holds them until released.
+    public init(style: FeedbackStyle = .medium, engine: HapticEngine) {
+        self.style = style
+        core = FeedbackCore(engine: engine)
+        effect = FeedbackEffect.named("impact.\(style.rawValue)")!
+    }
+
+    /// Wakes the devices so the next impact plays with minimum latency (for a few seconds).
+    public func prepare() { core.prepare() }
+
+    /// Plays the impact.
+    public func impactOccurred() { core.trigger(effect) }
+
+    /// Plays the impact at `intensity` (0 … 1) of the style's strength.
+    public func impactOccurred(intensity: Double) { core.trigger(effect.scaled(by: intensity)) }
+}
+
+/// Selection feedback (`UISelectionFeedbackGenerator`): a value stepped (a picker, a detent).
+/// Fast changes are coalesced by the overuse guard.
+public final class SelectionFeedbackGenerator: Sendable {
+    private let core: FeedbackCore
+    private let effect = FeedbackEffect.named("selection")!
+
+    /// A generator on `engine`'s devices; it holds them until released.
+    public init(engine: HapticEngine) {
+        core = FeedbackCore(engine: engine)
+    }
+
+    /// Wakes the devices for minimum latency.
+    public func prepare() { core.prepare() }
+
+    /// Plays a selection tick.
+    public func selectionChanged() { core.trigger(effect) }
+}
+
+/// Notification feedback (`UINotificationFeedbackGenerator`): a task succeeded, needs attention, or failed.
+public final class NotificationFeedbackGenerator: Sendable {
+    /// The outcome to convey.
+    public enum FeedbackType: String, Sendable, Hashable, CaseIterable {
+        case success, warning, error
+    }
+
+    private let core: FeedbackCore
+
+    /// A generator on `engine`'s devices; it holds them until released.
+    public init(engine: HapticEngine) {
+        core = FeedbackCore(engine: engine)
+    }
+
+    /// Wakes the devices for minimum latency.
+    public func prepare() { core.prepare() }
+
+    /// Plays the notification for `type`.
+    public func notificationOccurred(_ type: FeedbackType) {
+        core.trigger(FeedbackEffect.named("notification.\(type.rawValue)")!)
+    }
+}
+
+/// Plays any ``FeedbackEffect``: watchOS's `WKHapticType` set, macOS's patterns, Android's
+/// primitives, or an effect of the app's own.
+public final class EffectFeedbackGenerator: Sendable {
+    private let core: FeedbackCore
+
+    /// A generator on `engine`'s devices; it holds them until released.
+    public init(engine: HapticEngine) {
+        core = FeedbackCore(engine: engine)
+    }
+
+    /// Wakes the devices for minimum latency.
+    public func prepare() { core.prepare() }
+
+    /// Plays `effect` (through the overuse guard of its kind).
+    public func play(_ effect: FeedbackEffect) { core.trigger(effect) }
+
+    /// Plays the vocabulary effect called `name` (`watch.directionUp`, `mac.alignment`, `android.thud`).
+    /// - Throws: ``FeedbackError/unknownEffect(_:available:)``.
+    public func play(named name: String) throws(FeedbackError) {
+        guard let effect = FeedbackEffect.named(name) else {
+            throw .unknownEffect(name, available: FeedbackEffect.vocabulary.map(\.name))
+        }
+        play(effect)
+    }
+}
+
+/// A feedback request that could not be understood.
+public enum FeedbackError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No effect has this name.
+    case unknownEffect(String, available: [String])
+
+    public var description: String {
+        switch self {
+        case .unknownEffect(let name, let available):
+            "no feedback effect named '\(name)'; effects: \(available.joined(separator: ", "))"
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// Keeps feedback of one kind from flooding a device: within a kind's minimum interval, further
+/// feedback is coalesced into one play at the end of the interval (the newest effect wins), so a
+/// fast sweep across fifty detents gives a steady stream of ticks the device can render, not fifty
+/// overlapping ones.
+///
+/// The interval for a kind is the larger of the user's ``HapticPolicy/minimumInterval(for:)`` and
+/// the time the engine's slowest device needs to render one tap and be updated again.
+public final class OveruseGuard: Sendable {
+    /// What happened to one request.
+    public enum Decision: Sendable, Hashable {
+        /// Played at once.
+        case played
+        /// Will play at this instant, standing for every request until then.
+        case deferred(until: HapticInstant)
+        /// Absorbed into a play already deferred.
+        case coalesced
+    }
+
+    /// Counts of what the guard did, per kind.
+    public struct Statistics: Sendable, Hashable {
+        /// Plays started (at once or deferred).
+        public var played = 0
+        /// Requests absorbed into another play.
+        public var coalesced = 0
+    }
+
+    private struct KindState {
+        var last: HapticInstant?
+        var pending: (effect: FeedbackEffect, at: HapticInstant)?
+        var statistics = Statistics()
+    }
+
+    private let kinds = Mutex<[String: KindState]>([:])
+
+    /// A guard with no history.
+    public init() {}
+
+    /// Plays `effect` through `play` now, later, or not at all, keeping `interval` seconds between plays of its kind.
+    @discardableResult
+    public func request(
+        _ effect: FeedbackEffect, interval: Double, clock: any HapticClock, play: @escaping @Sendable (FeedbackEffect) -> Void
+    ) -> Decision {
+        let now = clock.now()
+        let decision: Decision = kinds.withLock { kinds in
+            var state = kinds[effect.kind] ?? KindState()
+            defer { kinds[effect.kind] = state }
+            if let pending = state.pending {
+                state.pending = (effect, pending.at)
+                state.statistics.coalesced += 1
+                return .coalesced
+            }
+            if let last = state.last, now < last.advanced(bySeconds: interval) {
+                let at = last.advanced(bySeconds: interval)
+                state.pending = (effect, at)
+                return .deferred(until: at)
+            }
+            state.last = now
+            state.statistics.played += 1
+            return .played
+        }
+        switch decision {
+        case .played:
+            play(effect)
+        case .deferred(let at):
+            clock.schedule(at: at) { [weak self] in
+                guard let self, let effect = self.takePending(kind: effect.kind, at: clock.now()) else { return }
+                play(effect)
+            }
+        case .coalesced:
+            break
+        }
+        return decision
+    }
+
+    private func takePending(kind: String, at now: HapticInstant) -> FeedbackEffect? {
+        kinds.withLock { kinds in
+            guard let pending = kinds[kind]?.pending else { return nil }
+            kinds[kind]?.pending = nil
+            kinds[kind]?.last = now
+            kinds[kind]?.statistics.played += 1
+            return pending.effect
+        }
+    }
+
+    /// What the guard did for `kind` so far.
+    public func statistics(for kind: String) -> Statistics {
+        kinds.withLock { $0[kind]?.statistics ?? Statistics() }
+    }
+}
