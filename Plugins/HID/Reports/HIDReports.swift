@@ -1,1 +1,0 @@
-// Controller report encoders (see ControllerFamily).
