@@ -1,0 +1,35 @@
+import Testing
+import VMRig
+
+extension Tag {
+    /// Tests that need the real kernel interfaces of the VM rig (uhid, gpio-sim, pwm-sim).
+    @Tag static var kernel: Self
+}
+
+/// The parent of every **guest-side** suite: tests that only make sense inside the kernel VM rig
+/// (`Scripts/vm/README.md`).
+///
+/// Convention: a guest-side suite is declared *inside* this enum, in any file of this target:
+///
+/// ```swift
+/// extension GuestKernelTests {
+///     @Suite struct HIDBackend {
+///         @Test func rumbleReachesTheDevice() throws { … UHIDDevice(controller: .dualSenseUSB) … }
+///     }
+/// }
+/// ```
+///
+/// It then
+/// - is enabled only inside the VM: the `.enabled(if: VMRig.isInsideVM)` condition below applies
+///   to every nested suite and test, so on the host they show as skipped;
+/// - runs in the VM automatically: the host-side ``VMRigRunner`` boots the VM twice per
+///   `swift test` (real HID drivers loaded; `hid.ignore_special_drivers=1`) and runs the test
+///   binary inside with `--filter '^HapticsTests\.GuestKernelTests(/|$)'`
+///   (``VMRig/guestSuiteFilter``), so every guest-side suite joins those two boots, and each
+///   guest failure is reported as a failure of the host test with the guest's message.
+///
+/// Inside the guest, use `VMRig.ignoresSpecialHIDDrivers` to tell the two boots apart.
+@Suite(
+    .enabled(if: VMRig.isInsideVM, "guest-side suite: runs only inside the kernel VM rig (the host-side VMRigRunner boots it)"),
+    .tags(.kernel))
+enum GuestKernelTests {}
