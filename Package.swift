@@ -22,6 +22,9 @@ let package = Package(
         // Backends: the loader picks up files named libhaptics-NAME.so.
         .library(name: "haptics-null", type: .dynamic, targets: ["HapticsNullBackend"]),
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
+        .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
+        .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
+        .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -49,6 +52,11 @@ let package = Package(
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         .target(name: "HIDReports", path: "Plugins/HID/Reports"),
+        .target(name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HIDReports", "CHidapi"], path: "Plugins/HID/Backend"),
+        // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
+        .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
+        .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
+        .target(name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "GPIOBoards", "CGpiodShim"], path: "Plugins/GPIO/Backend"),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
@@ -56,15 +64,21 @@ let package = Package(
             name: "CGpiod", path: "Plugins/CGpiod", pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]),
 
+        // Calibration: measurement sources, fitting, profiles on disk.
+        .target(name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport"]),
+
         // Tools.
         .executableTarget(
             name: "haptic-cal",
-            dependencies: ["Haptics", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: [
+                "Haptics", "HapticsSupport", "HapticsCalibration",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .executableTarget(name: "haptics-bench", dependencies: ["Haptics"]),
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
-        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "HIDReports", "VMRig"]),
+        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "HapticsCalibration", "HIDReports", "GPIOBoards", "VMRig"]),
     ]
 )

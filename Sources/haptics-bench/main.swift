@@ -1,1 +1,24 @@
-import Haptics
+// haptics-bench: measurements that print tables. Build with `-c release`.
+//
+//   haptics-bench core        plugin discovery/load, trigger latency (idle vs prepared), onset error,
+//                             AHAP parse throughput, idle engine CPU (this machine)
+//   haptics-bench hid-race    trigger-to-uhid latency vs bare hid_write vs SDL2 (inside the VM rig)
+//   haptics-bench load-child  one plugin discovery and load, timed, for `core` to spawn
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first ?? "core" {
+    case "core": try CoreBenchmarks.run(arguments: Array(arguments.dropFirst()))
+    case "hid-race": try HIDRace.run(arguments: Array(arguments.dropFirst()))
+    case "load-child": try CoreBenchmarks.loadChild()
+    default:
+        print("usage: haptics-bench [core | hid-race]")
+        exit(64)
+    }
+} catch {
+    print("haptics-bench: \(error)")
+    exit(1)
+}

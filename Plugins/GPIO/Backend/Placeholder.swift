@@ -1,0 +1,1 @@
+// Placeholder until the GPIO backend lands (helper at work).

@@ -1,0 +1,1 @@
+// Placeholder until the GPIO board model lands (helper at work).

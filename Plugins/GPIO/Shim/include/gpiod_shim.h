@@ -1,0 +1,2 @@
+/* Placeholder until the libgpiod shim lands. */
+#include <gpiod.h>

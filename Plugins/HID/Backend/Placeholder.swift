@@ -1,0 +1,1 @@
+// Placeholder until the HID backend lands (helper at work).

@@ -1,0 +1,194 @@
+/// A small SVG line chart: the plots `haptic-cal` writes (recordings, measured responses, traces).
+///
+/// One or more panels share the x axis; each panel has its own y range and series. Output is a
+/// standalone SVG document with no scripts or external references.
+public struct SVGChart: Sendable {
+    /// How a series is drawn.
+    public enum Style: Sendable, Hashable {
+        /// Straight lines between points.
+        case line
+        /// Steps: each value holds until the next point (drive frames).
+        case step
+        /// Dots only (measurements).
+        case dots
+    }
+
+    /// One series of a panel.
+    public struct Series: Sendable {
+        /// The legend label.
+        public var label: String
+        /// The points, in x order.
+        public var points: [(x: Double, y: Double)]
+        /// How to draw them.
+        public var style: Style
+        /// An SVG colour.
+        public var color: String
+
+        /// A series.
+        public init(label: String, points: [(x: Double, y: Double)], style: Style = .line, color: String) {
+            self.label = label
+            self.points = points
+            self.style = style
+            self.color = color
+        }
+    }
+
+    /// A marker on the x axis across all panels (an event, a feedback).
+    public struct Marker: Sendable {
+        /// Where, in x units.
+        public var x: Double
+        /// Its label.
+        public var label: String
+        /// An SVG colour.
+        public var color: String
+
+        /// A marker.
+        public init(x: Double, label: String, color: String = "#888") {
+            self.x = x
+            self.label = label
+            self.color = color
+        }
+    }
+
+    /// One panel: a y range and its series.
+    public struct Panel: Sendable {
+        /// The panel's title (its y quantity and unit).
+        public var title: String
+        /// The y range shown.
+        public var yRange: ClosedRange<Double>
+        /// The series.
+        public var series: [Series]
+
+        /// A panel.
+        public init(title: String, yRange: ClosedRange<Double>, series: [Series]) {
+            self.title = title
+            self.yRange = yRange.lowerBound < yRange.upperBound ? yRange : yRange.lowerBound...(yRange.lowerBound + 1)
+            self.series = series
+        }
+    }
+
+    /// The chart's title.
+    public var title: String
+    /// The x axis label (quantity and unit).
+    public var xLabel: String
+    /// The x range shown.
+    public var xRange: ClosedRange<Double>
+    /// The panels, top to bottom.
+    public var panels: [Panel]
+    /// Markers across every panel.
+    public var markers: [Marker]
+
+    /// A chart.
+    public init(title: String, xLabel: String, xRange: ClosedRange<Double>, panels: [Panel], markers: [Marker] = []) {
+        self.title = title
+        self.xLabel = xLabel
+        self.xRange = xRange.lowerBound < xRange.upperBound ? xRange : xRange.lowerBound...(xRange.lowerBound + 1)
+        self.panels = panels
+        self.markers = markers
+    }
+
+    /// The SVG document.
+    public func render(width: Double = 900, panelHeight: Double = 180) -> String {
+        let left = 70.0, right = 170.0, top = 40.0, gap = 40.0, bottom = 50.0
+        let plotWidth = width - left - right
+        let height = top + Double(panels.count) * (panelHeight + gap) - gap + bottom
+        func x(_ value: Double) -> Double { left + (value - xRange.lowerBound) / (xRange.upperBound - xRange.lowerBound) * plotWidth }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" \
+            font-family="sans-serif" font-size="11">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(f(left))" y="22" font-size="14" font-weight="bold">\(escape(title))</text>
+
+            """
+        for (index, panel) in panels.enumerated() {
+            let panelTop = top + Double(index) * (panelHeight + gap)
+            func y(_ value: Double) -> Double {
+                let clamped = min(max(value, panel.yRange.lowerBound), panel.yRange.upperBound)
+                return panelTop + panelHeight - (clamped - panel.yRange.lowerBound) / (panel.yRange.upperBound - panel.yRange.lowerBound) * panelHeight
+            }
+            svg += "<rect x=\"\(f(left))\" y=\"\(f(panelTop))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#444\"/>\n"
+            svg += "<text x=\"\(f(left - 8))\" y=\"\(f(panelTop - 6))\" font-weight=\"bold\">\(escape(panel.title))</text>\n"
+            for tick in Self.ticks(panel.yRange) {
+                svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(tick)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(tick)))\" stroke=\"#eee\"/>\n"
+                svg += "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
+            }
+            for marker in markers where xRange.contains(marker.x) {
+                svg += "<line x1=\"\(f(x(marker.x)))\" y1=\"\(f(panelTop))\" x2=\"\(f(x(marker.x)))\" y2=\"\(f(panelTop + panelHeight))\" stroke=\"\(marker.color)\" stroke-dasharray=\"3,3\"/>\n"
+                if index == 0 {
+                    svg += "<text x=\"\(f(x(marker.x) + 2))\" y=\"\(f(panelTop + 10))\" fill=\"\(marker.color)\" font-size=\"9\">\(escape(marker.label))</text>\n"
+                }
+            }
+            for (number, series) in panel.series.enumerated() {
+                let points = series.points.filter { $0.x.isFinite && $0.y.isFinite }
+                switch series.style {
+                case .dots:
+                    for point in points {
+                        svg += "<circle cx=\"\(f(x(point.x)))\" cy=\"\(f(y(point.y)))\" r=\"2.5\" fill=\"\(series.color)\"/>\n"
+                    }
+                case .line, .step:
+                    var path: [String] = []
+                    for (offset, point) in points.enumerated() {
+                        if offset > 0, series.style == .step { path.append("\(f(x(point.x))),\(f(y(points[offset - 1].y)))") }
+                        path.append("\(f(x(point.x))),\(f(y(point.y)))")
+                    }
+                    if series.style == .step, let last = points.last, last.x < xRange.upperBound {
+                        path.append("\(f(x(xRange.upperBound))),\(f(y(last.y)))")
+                    }
+                    if !path.isEmpty {
+                        svg += "<polyline fill=\"none\" stroke=\"\(series.color)\" stroke-width=\"1.5\" points=\"\(path.joined(separator: " "))\"/>\n"
+                    }
+                }
+                let legendY = panelTop + 14 + Double(number) * 16
+                svg += "<rect x=\"\(f(left + plotWidth + 12))\" y=\"\(f(legendY - 9))\" width=\"10\" height=\"10\" fill=\"\(series.color)\"/>\n"
+                svg += "<text x=\"\(f(left + plotWidth + 26))\" y=\"\(f(legendY))\">\(escape(series.label))</text>\n"
+            }
+        }
+        let axisY = top + Double(panels.count) * (panelHeight + gap) - gap
+        for tick in Self.ticks(xRange) {
+            svg += "<text x=\"\(f(x(tick)))\" y=\"\(f(axisY + 16))\" text-anchor=\"middle\">\(Self.label(tick))</text>\n"
+        }
+        svg += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(axisY + 36))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n</svg>\n"
+        return svg
+    }
+
+    /// About five round tick values across `range`.
+    static func ticks(_ range: ClosedRange<Double>) -> [Double] {
+        let span = range.upperBound - range.lowerBound
+        guard span > 0, span.isFinite else { return [range.lowerBound] }
+        let raw = span / 5
+        let magnitude = pow(10, (log10(raw)).rounded(.down))
+        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
+        var ticks: [Double] = []
+        var value = (range.lowerBound / step).rounded(.up) * step
+        while value <= range.upperBound + step * 1e-9 {
+            ticks.append(value)
+            value += step
+        }
+        return ticks
+    }
+
+    static func label(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+
+    private func f(_ value: Double) -> String { String((value * 10).rounded() / 10) }
+
+    private func escape(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "&": result += "&amp;"
+            case "\"": result += "&quot;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

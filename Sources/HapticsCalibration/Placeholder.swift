@@ -1,0 +1,1 @@
+// Placeholder until calibration lands (helper at work).

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Haptics
+
+/// `haptic-cal info DEVICE`: everything a device says about itself, and how it will be rendered.
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a device's description and rendering profile.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The device: an id (see `haptic-cal list`), a unique id prefix, or part of its name.")
+    var device: String
+
+    func run() throws {
+        let system = global.makeSystem()
+        let description = try system.resolve(device)
+        print("\(description.id): \(description.name)")
+        print("  backend:          \(description.backend)")
+        print("  actuator:         \(description.actuator.rawValue)")
+        print("  update interval:  ≥ \(fixed(description.minimumUpdateInterval * 1000, 1)) ms")
+        print("  wake latency:     \(fixed(description.wakeLatency * 1000, 1)) ms")
+        for (index, channel) in description.channels.enumerated() {
+            var line = "  channel \(index):        \(channel.name), \(channel.actuator.rawValue), \(channel.amplitudeSteps) amplitude steps"
+            if let range = channel.frequencyRange { line += ", \(fixed(range.lowerBound, 1))–\(fixed(range.upperBound, 1)) Hz" }
+            if let f0 = channel.resonantFrequency { line += ", resonance \(fixed(f0, 1)) Hz" }
+            if let nominal = channel.nominalFrequency { line += ", nominal \(fixed(nominal, 1)) Hz" }
+            print(line)
+        }
+        let profile = CalibrationProfile.uncalibrated(for: description)
+        print("  profile:          \(profile.source.rawValue)")
+        switch profile.sharpness {
+        case .none: print("  sharpness:        not rendered (one feel)")
+        case .frequency:
+            for channel in profile.channels {
+                if let band = channel.usableBand { print("  sharpness:        \(channel.name) \(fixed(band.lowerBound, 1))–\(fixed(band.upperBound, 1)) Hz") }
+            }
+        case .motorMix(let low, let high):
+            print("  sharpness:        moves energy from \(description.channels[low].name) to \(description.channels[high].name)")
+        }
+        let tap = profile.transient
+        print("  tap:              \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 1)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : ""))
+    }
+}

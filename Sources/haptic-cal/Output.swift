@@ -1,0 +1,46 @@
+import Foundation
+import Haptics
+import Logging
+
+/// The CLI reports problems itself, in one line each; library log lines below errors stay quiet.
+func quietLogger() -> Logger {
+    var logger = Logger(label: "haptic-cal") { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .error
+        return handler
+    }
+    logger.logLevel = .error
+    return logger
+}
+
+/// Writes to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// A number with `digits` decimals.
+func fixed(_ value: Double, _ digits: Int) -> String {
+    String(format: "%.\(digits)f", value)
+}
+
+/// Left-justifies `text` in `width` columns.
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Right-justifies `text` in `width` columns.
+func padLeft(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+}
+
+extension DeviceDescription {
+    /// One line about the channels: `main 80–300 Hz f0 175 Hz`, `strong + weak`.
+    var channelSummary: String {
+        channels.map { channel in
+            var text = "\(channel.name) (\(channel.actuator.rawValue)"
+            if let range = channel.frequencyRange { text += ", \(fixed(range.lowerBound, 0))–\(fixed(range.upperBound, 0)) Hz" }
+            if let f0 = channel.resonantFrequency { text += ", f0 \(fixed(f0, 0)) Hz" }
+            return text + ")"
+        }.joined(separator: " + ")
+    }
+}

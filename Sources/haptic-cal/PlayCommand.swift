@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+import Haptics
+import Synchronization
+
+/// `haptic-cal play DEVICE [FILE.ahap | EFFECT]`: plays a raw pulse, an AHAP file or a named
+/// feedback effect, and shows what a recording device received.
+struct Play: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a pulse, an AHAP file or a feedback effect on a device.",
+        discussion: """
+            Without FILE-OR-EFFECT, plays a pulse of --intensity, --sharpness and --duration (0 s: a transient tap). \
+            On a recording device, prints every power transition and frame the backend received, with its time.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The device: an id (see `haptic-cal list`), a unique id prefix, or part of its name.")
+    var device: String
+
+    @Argument(help: ArgumentHelp("An AHAP file, or a feedback effect name (see `haptic-cal effects`).", valueName: "file-or-effect"))
+    var what: String?
+
+    @Option(help: "Pulse intensity, 0…1.")
+    var intensity: Double = 1
+
+    @Option(help: "Pulse sharpness, 0…1.")
+    var sharpness: Double = 0.5
+
+    @Option(help: "Pulse duration in seconds, 0…30 (0 plays a transient tap).")
+    var duration: Double = 0.1
+
+    @Option(help: ArgumentHelp("Write an SVG plot of the recorded frames (recording devices).", valueName: "file"))
+    var svg: String?
+
+    func validate() throws {
+        guard intensity.isFinite, (0...1).contains(intensity) else {
+            throw ValidationError("--intensity \(intensity) is outside 0…1")
+        }
+        guard sharpness.isFinite, (0...1).contains(sharpness) else {
+            throw ValidationError("--sharpness \(sharpness) is outside 0…1")
+        }
+        guard duration.isFinite, (0...HapticEvent.maximumContinuousDuration).contains(duration) else {
+            throw ValidationError("--duration \(duration) is outside 0…30 seconds")
+        }
+    }
+
+    func run() throws {
+        let (pattern, label) = try patternToPlay()
+        let temporary = global.record == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("haptic-cal-\(getpid()).jsonl").path : nil
+        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
+        let recordingPath = global.record ?? temporary!
+        let description: DeviceDescription
+        do {
+            let system = global.makeSystem(recordingOutput: recordingPath)
+            description = try system.resolve(device)
+            let opened = try system.openDevice(description.id)
+            let engine = try HapticEngine(devices: [opened], logger: quietLogger())
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            let finished = Completion()
+            let stopped = Mutex<String?>(nil)
+            engine.stoppedHandler = { reason in
+                stopped.withLock { $0 = "\(reason)" }
+                finished.signal(nil)
+            }
+            player.completionHandler = { error in finished.signal(error) }
+            try player.start(atTime: 0)
+            let limit = pattern.duration + 5
+            guard let error = finished.wait(seconds: limit) else {
+                engine.stop()
+                throw PlayError.timedOut(seconds: limit)
+            }
+            engine.stop()
+            opened.close()
+            if let reason = stopped.withLock({ $0 }) { throw PlayError.stopped(reason) }
+            if let failure = error { throw PlayError.failed("\(failure)") }
+        }
+        print("played \(label) on \(description.id) (\(description.name))")
+        guard description.backend == "recording" else { return }
+        let recording = try Recording(contentsOf: recordingPath)
+        printTimeline(recording, description: description)
+        if let svg {
+            try writeSVG(RecordingPlot.chart(recording: recording, deviceID: description.id, pattern: pattern).render(), to: svg)
+            print("wrote \(svg)")
+        }
+    }
+
+    /// The pattern and how to name it.
+    func patternToPlay() throws -> (HapticPattern, String) {
+        guard let what else {
+            let parameters = [HapticEventParameter(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: sharpness)]
+            let event = duration == 0
+                ? HapticEvent(eventType: .hapticTransient, parameters: parameters, relativeTime: 0)
+                : HapticEvent(eventType: .hapticContinuous, parameters: parameters, relativeTime: 0, duration: duration)
+            let label = duration == 0
+                ? "a tap (intensity \(intensity), sharpness \(sharpness))"
+                : "a \(fixed(duration * 1000, 0)) ms pulse (intensity \(intensity), sharpness \(sharpness))"
+            return (try HapticPattern(events: [event]), label)
+        }
+        if let effect = FeedbackEffect.named(what) { return (effect.pattern, effect.name) }
+        if what.hasSuffix(".ahap") || what.contains("/") { return (try HapticPattern(contentsOfFile: what), what) }
+        throw ValidationError("'\(what)' is neither an AHAP file nor a feedback effect; `haptic-cal effects` lists the effects")
+    }
+
+    func printTimeline(_ recording: Recording, description: DeviceDescription) {
+        let entries = recording.entries(for: description.id)
+        guard let origin = entries.first?.time else { return }
+        let names = description.channels.map(\.name)
+        print("  \(padLeft("time", 11))  event  \(names.joined(separator: " | "))")
+        for entry in entries {
+            let time = padLeft("+" + fixed(entry.time.seconds(since: origin) * 1000, 3) + " ms", 11)
+            switch entry.event {
+            case .frame(let frame):
+                let channels = frame.channels.map { drive in
+                    drive.amplitude > 0 && drive.frequency > 0 ? "\(fixed(drive.amplitude, 3)) @ \(fixed(drive.frequency, 1)) Hz" : fixed(drive.amplitude, 3)
+                }
+                print("  \(time)  frame  \(channels.joined(separator: " | "))")
+            default:
+                print("  \(time)  \(entry.event.name)")
+            }
+        }
+        let frames = recording.frames(for: description.id)
+        if let first = frames.first, let wake = entries.first(where: { $0.event == .wake }) {
+            print("  first frame \(fixed(first.received.seconds(since: wake.time) * 1000, 3)) ms after wake; \(frames.count) frames")
+        }
+    }
+}
+
+/// Why a play did not complete.
+enum PlayError: Error, CustomStringConvertible {
+    case timedOut(seconds: Double)
+    case stopped(String)
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .timedOut(let seconds): "playback did not finish within \(fixed(seconds, 1)) s"
+        case .stopped(let reason): "playback stopped: \(reason)"
+        case .failed(let reason): "playback failed: \(reason)"
+        }
+    }
+}
+
+/// A one-shot signal carrying an optional error, waited on with a timeout.
+final class Completion: Sendable {
+    private let state = Mutex<(done: Bool, error: String?)>((false, nil))
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    func signal(_ error: (any Error)?) {
+        let first = state.withLock { state -> Bool in
+            guard !state.done else { return false }
+            state = (true, error.map { "\($0)" })
+            return true
+        }
+        if first { semaphore.signal() }
+    }
+
+    /// nil on timeout; `.some(nil)` when finished without error.
+    func wait(seconds: Double) -> String?? {
+        guard semaphore.wait(timeout: .now() + seconds) == .success else { return nil }
+        return .some(state.withLock { $0.error })
+    }
+}
