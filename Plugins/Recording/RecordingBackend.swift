@@ -104,13 +104,7 @@ final class RecordingDevice: DeviceDriver {
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
         try checkPresent()
-        var channels = ""
-        for index in 0..<frame.channelCount {
-            let drive = frame[index]
-            if index > 0 { channels += "," }
-            channels += "{\"amplitude\":\(drive.amplitude),\"frequency_hz\":\(drive.frequency)}"
-        }
-        backend.log?.append(event: "frame", device: id, extra: "\"frame_ns\":\(frame.timeNanoseconds),\"channels\":[\(channels)]")
+        backend.log?.append(frame: frame, device: id)
         let unplugNow = state.withLock { state -> Bool in
             state.frames += 1
             guard let limit = simulated.unplugAfterFrames, state.frames >= limit, !state.lost else { return false }

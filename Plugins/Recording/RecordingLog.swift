@@ -13,13 +13,21 @@ import Glibc
 /// The first line (`"event":"recording"`) gives the format version and the simulated devices;
 /// then `open`, `wake`, `frame` (with the host's intended time `frame_ns` and every channel's
 /// `amplitude` and `frequency_hz`), `stop`, `sleep`, `unplug` and `close` lines, in the order they
-/// happened. Lines are buffered and written out at every `sleep` and `close`, when the buffer
-/// passes 64 KiB, and when the instance is destroyed.
+/// happened. Records are kept in memory and written out at every `sleep` and `close`, every 4096
+/// records, and when the instance is destroyed.
 final class RecordingLog: Sendable {
     static let formatVersion = 1
+
+    /// One thing that happened, kept as plain values until the log is written out, so recording a
+    /// frame costs a time stamp and an append, not JSON formatting.
+    enum Record: Sendable {
+        case event(time: UInt64, name: StaticString, device: String)
+        case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Float, frequency: Float)])
+    }
+
     private let file: OwnedFileDescriptor
     private let path: String
-    private let buffer = Mutex<[UInt8]>([])
+    private let pending = Mutex<[Record]>([])
 
     init(path: String, devices: [SimulatedDevice]) throws(BackendFailure) {
         do {
@@ -29,38 +37,63 @@ final class RecordingLog: Sendable {
         }
         self.path = path
         let described = devices.map { Self.describe($0.spec) }.joined(separator: ",")
-        append(event: "recording", device: nil, extra: "\"version\":\(Self.formatVersion),\"devices\":[\(described)]")
-        try flush()
+        let header = "{\"t_ns\":\(Self.monotonicNanoseconds()),\"event\":\"recording\",\"version\":\(Self.formatVersion),\"devices\":[\(described)]}\n"
+        try write(Array(header.utf8))
     }
 
-    /// Appends one line for `event` on `device`; `extra` is more `"key":value` members.
-    func append(event: String, device: String?, extra: String? = nil) {
-        buffer.withLock { bytes in
-            var line = "{\"t_ns\":\(Self.monotonicNanoseconds()),\"event\":\"\(event)\""
-            if let device {
-                line += ",\"device\":"
-                JSONValue.quote(device, into: &line)
-            }
-            if let extra { line += "," + extra }
-            line += "}\n"
-            bytes += line.utf8
+    /// Records `event` on `device` now.
+    func append(event name: StaticString, device: String) {
+        let now = Self.monotonicNanoseconds()
+        pending.withLock { $0.append(.event(time: now, name: name, device: device)) }
+    }
+
+    /// Records a drive frame received now.
+    func append(frame: FrameView, device: String) {
+        let now = Self.monotonicNanoseconds()
+        var channels: [(amplitude: Float, frequency: Float)] = []
+        channels.reserveCapacity(frame.channelCount)
+        for index in 0..<frame.channelCount { channels.append(frame[index]) }
+        let count = pending.withLock { records in
+            records.append(.frame(time: now, device: device, frameTime: frame.timeNanoseconds, channels: channels))
+            return records.count
         }
-        if buffer.withLock({ $0.count }) > 64 << 10 { try? flush() }
+        if count >= 4096 { try? flush() }
     }
 
-    /// Writes out the buffered lines.
+    /// Formats and writes out everything recorded so far.
     func flush() throws(BackendFailure) {
-        let result: Result<Void, BackendFailure> = buffer.withLock { bytes in
-            guard !bytes.isEmpty else { return .success(()) }
-            do {
-                _ = try file.descriptor.writeAll(bytes)
-                bytes.removeAll(keepingCapacity: true)
-                return .success(())
-            } catch {
-                return .failure(BackendFailure(code: EIO, "recording.output: cannot write \(path): \(error)"))
+        let records = pending.withLock { records in
+            defer { records.removeAll(keepingCapacity: true) }
+            return records
+        }
+        guard !records.isEmpty else { return }
+        var text = ""
+        for record in records {
+            switch record {
+            case .event(let time, let name, let device):
+                text += "{\"t_ns\":\(time),\"event\":\"\(name)\",\"device\":"
+                JSONValue.quote(device, into: &text)
+                text += "}\n"
+            case .frame(let time, let device, let frameTime, let channels):
+                text += "{\"t_ns\":\(time),\"event\":\"frame\",\"device\":"
+                JSONValue.quote(device, into: &text)
+                text += ",\"frame_ns\":\(frameTime),\"channels\":["
+                for (index, channel) in channels.enumerated() {
+                    if index > 0 { text += "," }
+                    text += "{\"amplitude\":\(channel.amplitude),\"frequency_hz\":\(channel.frequency)}"
+                }
+                text += "]}\n"
             }
         }
-        try result.get()
+        try write(Array(text.utf8))
+    }
+
+    private func write(_ bytes: [UInt8]) throws(BackendFailure) {
+        do {
+            _ = try file.descriptor.writeAll(bytes)
+        } catch {
+            throw BackendFailure(code: EIO, "recording.output: cannot write \(path): \(error)")
+        }
     }
 
     static func monotonicNanoseconds() -> UInt64 {

@@ -39,6 +39,9 @@ struct DeadlineQueue: Sendable {
 
     private var heap: [Entry] = []
     private var nextID: UInt64 = 1
+    /// Ids in the heap and not cancelled.
+    private var live: Set<UInt64> = []
+    /// Ids cancelled but still in the heap (removed lazily when they reach the top).
     private var cancelled: Set<UInt64> = []
 
     var isEmpty: Bool { heap.isEmpty }
@@ -48,12 +51,13 @@ struct DeadlineQueue: Sendable {
         let id = nextID
         nextID += 1
         heap.append(Entry(deadline: deadline, id: id, action: action))
+        live.insert(id)
         siftUp(heap.count - 1)
         return ScheduledActionID(rawValue: id)
     }
 
     mutating func cancel(_ id: ScheduledActionID) {
-        guard heap.contains(where: { $0.id == id.rawValue }) else { return }
+        guard live.remove(id.rawValue) != nil else { return }
         cancelled.insert(id.rawValue)
         pruneCancelledHead()
     }
@@ -62,6 +66,7 @@ struct DeadlineQueue: Sendable {
     mutating func popDue(at now: HapticInstant) -> Entry? {
         pruneCancelledHead()
         guard let first = heap.first, first.deadline <= now else { return nil }
+        live.remove(first.id)
         return popFirst()
     }
 

@@ -32,6 +32,8 @@ struct PlayerState: Sendable {
     /// Where a loop wraps, in pattern seconds; 0 means the pattern's end.
     var loopEnd = 0.0
     var isMuted = false
+    /// Multiplies every intensity (the feedback generators' `impactOccurred(intensity:)`).
+    var intensityScale = 1.0
     /// Commands for engine instants, in time order (ties in arrival order).
     var pending: [(time: HapticInstant, command: PlayerCommand)] = []
     var controls = PlayerControls()

@@ -59,6 +59,8 @@ public final class HapticEngine: Sendable {
         var outputs: [DeviceOutput]
         var wake: (id: ScheduledActionID, at: HapticInstant)?
         var lastActivity: HapticInstant
+        /// The slowest live device's tap length plus update interval, in seconds (see ``minimumTapInterval()``).
+        var tapInterval = 0.0
         var autoShutdownEnabled = true
         var autoShutdownTimeout = 120.0
         var policy: HapticPolicy
@@ -74,7 +76,8 @@ public final class HapticEngine: Sendable {
     /// An engine over `devices`.
     /// - Parameters:
     ///   - clock: the engine's clock; by default a new ``SystemClock`` (one scheduler thread per engine).
-    ///   - profiles: calibration profiles by device id; a device without one uses its uncalibrated default.
+    ///   - profiles: calibration profiles by device id; a device without one uses its profile from
+    ///     ``ProfileStore/standard`` (the user's, else a shipped default), else its uncalibrated default.
     ///   - policy: the user's settings; by default ``HapticPolicy/load()`` (a broken settings file is logged and ignored).
     public init(
         devices: [HapticDevice], clock: (any HapticClock)? = nil, profiles: [String: CalibrationProfile] = [:],
@@ -90,8 +93,10 @@ public final class HapticEngine: Sendable {
         } else {
             do { effectivePolicy = try HapticPolicy.load() } catch { logger.warning("ignoring haptics settings: \(error)") }
         }
-        let outputs = devices.map { DeviceOutput(device: $0, profile: profiles[$0.description.id]) }
-        core = Mutex(Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy))
+        let outputs = devices.map { DeviceOutput(device: $0, profile: profiles[$0.description.id] ?? ProfileStore.standard.profile(for: $0.description)) }
+        var initial = Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy)
+        Self.refreshTapInterval(&initial)
+        core = Mutex(initial)
         for (index, device) in devices.enumerated() {
             device.onLost { [weak self] error in self?.deviceLost(index, error) }
         }
@@ -137,10 +142,12 @@ public final class HapticEngine: Sendable {
     /// The shortest time between two taps every device of the engine can render: its tap length
     /// plus one update interval, for the slowest device, in seconds.
     public func minimumTapInterval() -> Double {
-        core.withLock { core in
-            core.outputs.filter { !$0.lost }
-                .map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
-        }
+        core.withLock { $0.tapInterval }
+    }
+
+    private static func refreshTapInterval(_ core: inout Core) {
+        core.tapInterval = core.outputs.filter { !$0.lost }
+            .map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
     }
 
     /// Whether the engine is running.
@@ -152,6 +159,7 @@ public final class HapticEngine: Sendable {
             for index in core.outputs.indices where core.outputs[index].device.description.id == deviceID {
                 core.outputs[index].mapper = DriveMapper(device: core.outputs[index].device.description, profile: profile)
             }
+            Self.refreshTapInterval(&core)
         }
     }
 
@@ -208,6 +216,29 @@ public final class HapticEngine: Sendable {
             core.players[id] = PlayerState(timeline: PatternTimeline(pattern: pattern))
             return id
         }
+    }
+
+    /// Plays `timeline` now, fire-and-forget, with every intensity multiplied by `intensityScale`:
+    /// the feedback generators' path, one lock and no player object.
+    func play(_ timeline: PatternTimeline, intensityScale: Double) throws(HapticEngineError) {
+        let result: Result<Void, HapticEngineError> = core.withLock { core in
+            if !core.running {
+                guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
+                startLocked(&core)
+            }
+            let id = core.nextPlayerID
+            core.nextPlayerID += 1
+            var player = PlayerState(timeline: timeline)
+            player.intensityScale = intensityScale
+            let now = clock.now()
+            player.enqueue(.start, at: now)
+            core.players[id] = player
+            core.orphans.insert(id)
+            core.lastActivity = now
+            return .success(())
+        }
+        try result.get()
+        tick()
     }
 
     /// Queues `command` for player `id` at engine time `time` (0 or past: now), then runs the
@@ -284,23 +315,32 @@ public final class HapticEngine: Sendable {
             next = next.map { min($0, instant) } ?? instant
         }
 
-        // 1. Commands that are due.
+        // 1. Commands that are due. A start still to come also needs a pass ahead of it, by the
+        //    wake latency of every idle device, so the device is awake when the start arrives.
+        let slowestWake = core.outputs.filter { !$0.lost && !$0.active }.map(\.device.description.wakeLatency).max()
         for id in core.players.keys.sorted() {
             while let first = core.players[id]!.pending.first, first.time <= now {
                 core.players[id]!.pending.removeFirst()
                 apply(first.command, at: first.time, to: &core.players[id]!, notices: &notices)
             }
             consider(core.players[id]!.pending.first?.time)
+            if let slowestWake, let start = core.players[id]!.pending.first(where: { if case .start = $0.command { true } else { false } }) {
+                let early = start.time.advanced(bySeconds: -(slowestWake + 0.001))
+                if early > now { consider(early) }
+            }
         }
 
         // 2. What every playing player sounds like on every device.
         let live = core.outputs.indices.filter { !core.outputs[$0].lost }
+        let longestTap = live.map { core.outputs[$0].mapper.profile.transient.duration }.max() ?? 0
         var voices = [[Voice]](repeating: [], count: core.outputs.count)
         var anyPlaying = false
         for id in core.players.keys.sorted() where core.players[id]!.status == .playing {
-            var player = core.players[id]!
+            // Taken out and put back, so the state is mutated without a copy.
+            var player = core.players.removeValue(forKey: id)!
+            defer { core.players[id] = player }
             var position = player.position(at: now)
-            let end = live.map { player.timeline.end(transientDuration: core.outputs[$0].mapper.profile.transient.duration) }.max() ?? 0
+            let end = player.timeline.end(transientDuration: longestTap)
             if player.loopEnabled, player.loopLength > 0, position >= player.loopLength - 1e-9 {
                 position = 0
                 player.startOffset = 0
@@ -309,7 +349,6 @@ public final class HapticEngine: Sendable {
                 player.status = .finished
                 player.startOffset = 0
                 if let completion = player.completion { notices.append(.completion(completion, nil)) }
-                core.players[id] = player
                 continue
             }
             anyPlaying = true
@@ -319,14 +358,17 @@ public final class HapticEngine: Sendable {
             consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) })
             let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
             for index in live {
-                let output = core.outputs[index]
+                let step = core.outputs[index].step
                 let (sounding, nextPosition) = player.timeline.evaluate(
-                    at: position, shape: output.mapper.profile.transient, external: external, step: output.step)
-                if !player.isMuted { voices[index] += sounding }
+                    at: position, shape: core.outputs[index].mapper.profile.transient, external: external, step: step)
+                if !player.isMuted {
+                    for voice in sounding {
+                        voices[index].append(Voice(intensity: voice.intensity * player.intensityScale, sharpness: voice.sharpness, gain: voice.gain))
+                    }
+                }
                 consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
-                if externalRamping, !sounding.isEmpty { consider(now.advanced(bySeconds: output.step)) }
+                if externalRamping, !sounding.isEmpty { consider(now.advanced(bySeconds: step)) }
             }
-            core.players[id] = player
         }
         for id in core.orphans where core.players[id].map({ $0.status != .playing && $0.pending.isEmpty }) ?? true {
             core.players[id] = nil
@@ -438,6 +480,7 @@ public final class HapticEngine: Sendable {
             guard !core.outputs[index].lost else { return }
             core.outputs[index].lost = true
             core.outputs[index].active = false
+            Self.refreshTapInterval(&core)
             notices.append(.stopped(.deviceLost(deviceID: id)))
         } else {
             logger.error("\(error)")
@@ -493,12 +536,18 @@ public final class HapticEngine: Sendable {
             core.outputs[index].lastSubmit = nil
         }
         core.running = false
-        reschedule(&core, at: nil)
+        reschedule(&core, at: nil, force: true)
         if let reason { notices.append(.stopped(reason)) }
     }
 
-    private func reschedule(_ core: inout Core, at next: HapticInstant?) {
-        if let wake = core.wake, wake.at == next { return }
+    /// Arms the scheduler for `next`. An armed wake that comes no later is kept (a pass that finds
+    /// nothing due costs less than a cancel and a reschedule on every pass); `force` replaces it
+    /// whatever it is (a stop: nothing may run after it).
+    private func reschedule(_ core: inout Core, at next: HapticInstant?, force: Bool = false) {
+        if let wake = core.wake, !force {
+            if let next, wake.at <= next { return }
+            if next == nil { return }
+        }
         if let wake = core.wake { clock.cancel(wake.id) }
         core.wake = nil
         guard let next else { return }

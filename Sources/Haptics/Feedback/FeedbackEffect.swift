@@ -17,6 +17,8 @@ public struct FeedbackEffect: Sendable, Hashable, Identifiable {
     public let kind: String
     /// What it plays.
     public let pattern: HapticPattern
+    /// The pattern prepared for rendering once, so a trigger does not rebuild it.
+    let timeline: PatternTimeline
 
     public var id: String { name }
 
@@ -26,6 +28,16 @@ public struct FeedbackEffect: Sendable, Hashable, Identifiable {
         self.family = family
         self.kind = kind
         self.pattern = pattern
+        timeline = PatternTimeline(pattern: pattern)
+    }
+
+    public static func == (lhs: FeedbackEffect, rhs: FeedbackEffect) -> Bool {
+        lhs.name == rhs.name && lhs.family == rhs.family && lhs.kind == rhs.kind && lhs.pattern == rhs.pattern
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(pattern)
     }
 
     /// The effect called `name`, if there is one.

@@ -19,12 +19,12 @@ final class FeedbackCore: Sendable {
         for hold in holds { hold.prepare() }
     }
 
-    func trigger(_ effect: FeedbackEffect) {
+    func trigger(_ effect: FeedbackEffect, scale: Double = 1) {
         let engine = self.engine
         let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
-        engine.overuseGuard.request(effect, interval: interval, clock: engine.clock) { effect in
+        engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
             do {
-                try engine.makePlayer(with: effect.pattern).start(atTime: 0)
+                try engine.play(effect.timeline, intensityScale: scale)
             } catch {
                 engine.logger.warning("feedback \(effect.name) did not play: \(error)")
             }
@@ -64,7 +64,7 @@ public final class ImpactFeedbackGenerator: Sendable {
     public func impactOccurred() { core.trigger(effect) }
 
     /// Plays the impact at `intensity` (0 … 1) of the style's strength.
-    public func impactOccurred(intensity: Double) { core.trigger(effect.scaled(by: intensity)) }
+    public func impactOccurred(intensity: Double) { core.trigger(effect, scale: max(0, min(intensity.isFinite ? intensity : 0, 1))) }
 }
 
 /// Selection feedback (`UISelectionFeedbackGenerator`): a value stepped (a picker, a detent).

@@ -28,7 +28,7 @@ public final class OveruseGuard: Sendable {
 
     private struct KindState {
         var last: HapticInstant?
-        var pending: (effect: FeedbackEffect, at: HapticInstant)?
+        var pending: (effect: FeedbackEffect, scale: Double, at: HapticInstant)?
         var statistics = Statistics()
     }
 
@@ -37,23 +37,26 @@ public final class OveruseGuard: Sendable {
     /// A guard with no history.
     public init() {}
 
-    /// Plays `effect` through `play` now, later, or not at all, keeping `interval` seconds between plays of its kind.
+    /// Plays `effect` (at `scale` of its intensity) through `play` now, later, or not at all,
+    /// keeping `interval` seconds between plays of its kind. A coalesced request replaces the
+    /// pending one: the newest wins.
     @discardableResult
     public func request(
-        _ effect: FeedbackEffect, interval: Double, clock: any HapticClock, play: @escaping @Sendable (FeedbackEffect) -> Void
+        _ effect: FeedbackEffect, scale: Double = 1, interval: Double, clock: any HapticClock,
+        play: @escaping @Sendable (FeedbackEffect, Double) -> Void
     ) -> Decision {
         let now = clock.now()
         let decision: Decision = kinds.withLock { kinds in
             var state = kinds[effect.kind] ?? KindState()
             defer { kinds[effect.kind] = state }
             if let pending = state.pending {
-                state.pending = (effect, pending.at)
+                state.pending = (effect, scale, pending.at)
                 state.statistics.coalesced += 1
                 return .coalesced
             }
             if let last = state.last, now < last.advanced(bySeconds: interval) {
                 let at = last.advanced(bySeconds: interval)
-                state.pending = (effect, at)
+                state.pending = (effect, scale, at)
                 return .deferred(until: at)
             }
             state.last = now
@@ -62,11 +65,11 @@ public final class OveruseGuard: Sendable {
         }
         switch decision {
         case .played:
-            play(effect)
+            play(effect, scale)
         case .deferred(let at):
             clock.schedule(at: at) { [weak self] in
-                guard let self, let effect = self.takePending(kind: effect.kind, at: clock.now()) else { return }
-                play(effect)
+                guard let self, let pending = self.takePending(kind: effect.kind, at: clock.now()) else { return }
+                play(pending.effect, pending.scale)
             }
         case .coalesced:
             break
@@ -74,13 +77,13 @@ public final class OveruseGuard: Sendable {
         return decision
     }
 
-    private func takePending(kind: String, at now: HapticInstant) -> FeedbackEffect? {
+    private func takePending(kind: String, at now: HapticInstant) -> (effect: FeedbackEffect, scale: Double)? {
         kinds.withLock { kinds in
             guard let pending = kinds[kind]?.pending else { return nil }
             kinds[kind]?.pending = nil
             kinds[kind]?.last = now
             kinds[kind]?.statistics.played += 1
-            return pending.effect
+            return (pending.effect, pending.scale)
         }
     }
 

@@ -86,6 +86,7 @@ struct PatternTimeline: Sendable {
     let controls: ControlSet
     let duration: Double
     private let longestEvent: Double
+    private let lastTransientStart: Double?
 
     init(pattern: HapticPattern) {
         events = pattern.hapticEvents.map { event in
@@ -100,6 +101,7 @@ struct PatternTimeline: Sendable {
         self.controls = controls
         duration = pattern.duration
         longestEvent = events.map(\.duration).max() ?? 0
+        lastTransientStart = events.last(where: \.transient)?.start
     }
 
     /// An envelope adjuster (0 … 1) as seconds: 0 → 0 s, 0.5 → 31 ms, 1 → 1 s, growing exponentially;
@@ -110,7 +112,7 @@ struct PatternTimeline: Sendable {
 
     /// When the pattern has finished sounding on a device whose taps last `transientDuration` seconds.
     func end(transientDuration: Double) -> Double {
-        max(duration, (events.filter(\.transient).map(\.start).max() ?? -.infinity) + transientDuration)
+        max(duration, (lastTransientStart ?? -.infinity) + transientDuration)
     }
 
     /// The voices at pattern time `time`, and the next pattern time anything changes (a boundary,
