@@ -79,6 +79,8 @@ let package = Package(
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
-        .testTarget(name: "HapticsTests", dependencies: ["Haptics", "HapticsCalibration", "HIDReports", "GPIOBoards", "VMRig"]),
+        .testTarget(name: "HapticsTests", dependencies: [
+                "Haptics", "HapticsCalibration", "HIDReports", "GPIOBoards", "VMRig", .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

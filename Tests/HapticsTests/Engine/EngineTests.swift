@@ -31,6 +31,11 @@ struct EngineTests {
         let rig = try EngineRig(devices: ["recording:gamepad"])
         let player = try rig.engine.makePlayer(with: .transient(intensity: 1, sharpness: 0))
         try player.start(atTime: rig.time(0.1))
+        rig.advance(to: 0.0905)
+        #expect(rig.devices[0].powerState == .idle)
+        // Wake latency 8 ms + 1 ms margin: the engine wakes the device 9 ms before the start.
+        rig.advance(to: 0.091)
+        #expect(rig.devices[0].powerState == .active)
         rig.advance(to: 0.5)
         let recording = try rig.recording()
         let entries = recording.entries(for: "recording:gamepad")

@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import Logging
 
 /// Shared set-up for the suites: where the freshly built plugins are, scratch directories, and
 /// systems over the real `recording` backend loaded through dlopen.
@@ -31,6 +32,14 @@ enum TestSupport {
         settings["recording.output"] = output
         return HapticSystem(
             configuration: .init(
-                searchPath: PluginSearchPath(directories: [buildDirectory]), settings: settings, clock: clock, powerPolicy: policy))
+                searchPath: PluginSearchPath(directories: [buildDirectory]), settings: settings, clock: clock, powerPolicy: policy,
+                logger: quietLogger))
     }
+
+    /// Tests assert errors by type; the log would only repeat them.
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "haptics.tests") { _ in SwiftLogNoOpLogHandler() }
+        logger.logLevel = .critical
+        return logger
+    }()
 }
