@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
+        .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -67,11 +68,14 @@ let package = Package(
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport"]),
 
+        // Interaction haptics: hit regions, magnetism, detents, traces.
+        .target(name: "HapticsInteraction", dependencies: ["Haptics", "HapticsSupport"]),
+
         // Tools.
         .executableTarget(
             name: "haptic-cal",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsCalibration",
+                "Haptics", "HapticsSupport", "HapticsCalibration", "HapticsInteraction",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(name: "haptics-bench", dependencies: ["Haptics"]),
@@ -80,7 +84,8 @@ let package = Package(
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HIDReports", "GPIOBoards", "VMRig", .product(name: "Logging", package: "swift-log"),
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig",
+                .product(name: "Logging", package: "swift-log"),
             ]),
     ]
 )

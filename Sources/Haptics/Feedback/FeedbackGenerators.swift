@@ -19,10 +19,11 @@ final class FeedbackCore: Sendable {
         for hold in holds { hold.prepare() }
     }
 
-    func trigger(_ effect: FeedbackEffect, scale: Double = 1) {
+    @discardableResult
+    func trigger(_ effect: FeedbackEffect, scale: Double = 1) -> OveruseGuard.Decision {
         let engine = self.engine
         let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
-        engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
+        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
             do {
                 try engine.play(effect.timeline, intensityScale: scale)
             } catch {
@@ -121,8 +122,12 @@ public final class EffectFeedbackGenerator: Sendable {
     /// Wakes the devices for minimum latency.
     public func prepare() { core.prepare() }
 
-    /// Plays `effect` (through the overuse guard of its kind).
-    public func play(_ effect: FeedbackEffect) { core.trigger(effect) }
+    /// Plays `effect` at `intensity` (0 … 1) of its strength, through the overuse guard of its kind.
+    /// - Returns: whether it played now, was deferred, or was coalesced into a deferred play.
+    @discardableResult
+    public func play(_ effect: FeedbackEffect, intensity: Double = 1) -> OveruseGuard.Decision {
+        core.trigger(effect, scale: max(0, min(intensity.isFinite ? intensity : 0, 1)))
+    }
 
     /// Plays the vocabulary effect called `name` (`watch.directionUp`, `mac.alignment`, `android.thud`).
     /// - Throws: ``FeedbackError/unknownEffect(_:available:)``.

@@ -1,0 +1,103 @@
+import Haptics
+
+/// SVG of a replayed trace: for a pointer, the targets (visible frames and hit regions), the raw and
+/// the displayed path and where each feedback fired; for a knob, the position over time against its
+/// detents. When the device recorded its frames, they are drawn below on the same time axis.
+public enum TracePlot {
+    /// The SVG document.
+    public static func svg(
+        trace: InteractionTrace, fired: [TraceReplay.Fired], parameters: InteractionParameters = InteractionParameters(),
+        recording: (Recording, deviceID: String)? = nil
+    ) -> String {
+        var parts: [(svg: String, height: Double)] = []
+        switch trace.content {
+        case .pointer(let targets, let guides, let samples):
+            parts.append(pointerCanvas(targets: targets, guides: guides, samples: samples, fired: fired, parameters: parameters))
+        case .knob(let configuration, let samples):
+            let start = samples.first?.time ?? 0
+            let positions = samples.map { (x: ($0.time - start) * 1000, y: $0.position) }
+            let end = max((samples.last?.time ?? start) - start, 0.001) * 1000
+            let detentLines = configuration.detents.map { detent in
+                SVGChart.Series(label: "", points: [(0, detent), (end, detent)], color: "#ddd")
+            }
+            let low = min(configuration.range.lowerBound, positions.map(\.y).min() ?? 0)
+            let high = max(configuration.range.upperBound, positions.map(\.y).max() ?? 1)
+            let chart = SVGChart(
+                title: "knob \(trace.source): \(configuration.detents.count) detents, \(fired.filter { $0.effect != nil }.count) feedback events",
+                xLabel: "time (ms)", xRange: 0...end,
+                panels: [SVGChart.Panel(title: "position", yRange: low...high, series: detentLines + [.init(label: "position", points: positions, color: "#1f77b4")])],
+                markers: fired.filter { $0.effect != nil }.map { .init(x: ($0.time - start) * 1000, label: $0.event.description, color: color(for: $0)) })
+            parts.append((chart.render(panelHeight: 260), 380))
+        }
+        if let (recording, deviceID) = recording {
+            parts.append((RecordingPlot.chart(recording: recording, deviceID: deviceID).render(), 280 + 220 * 1.0))
+        }
+        let width = 900.0
+        let height = parts.map(\.height).reduce(0, +)
+        var document = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        var offset = 0.0
+        for part in parts {
+            document += "<g transform=\"translate(0,\(offset))\">\n\(part.svg)</g>\n"
+            offset += part.height
+        }
+        return document + "</svg>\n"
+    }
+
+    private static func color(for fired: TraceReplay.Fired) -> String {
+        switch fired.decision {
+        case .played?: "#2ca02c"
+        case .deferred?: "#ff7f0e"
+        default: "#bbb"
+        }
+    }
+
+    private static func pointerCanvas(
+        targets: [PointerTarget], guides: [AlignmentSnapper.Guide], samples: [PointerSample], fired: [TraceReplay.Fired],
+        parameters: InteractionParameters
+    ) -> (svg: String, height: Double) {
+        let regions = HitRegions(targets: targets, parameters: parameters)
+        let frames = PointerModel.process(samples, targets: targets, parameters: parameters).frames
+        let bounds = targets.map { regions.regions[$0.id]!.bounds } + samples.map { Rect(x: $0.position.x, y: $0.position.y, width: 0, height: 0) }
+        let minX = (bounds.map(\.x).min() ?? 0) - 20, minY = (bounds.map(\.y).min() ?? 0) - 20
+        let maxX = (bounds.map(\.maxX).max() ?? 100) + 20, maxY = (bounds.map(\.maxY).max() ?? 100) + 20
+        let scale = min(860 / max(maxX - minX, 1), 600 / max(maxY - minY, 1))
+        func x(_ value: Double) -> String { String((20 + (value - minX) * scale).rounded()) }
+        func y(_ value: Double) -> String { String((40 + (value - minY) * scale).rounded()) }
+        var svg = "<text x=\"20\" y=\"22\" font-family=\"sans-serif\" font-size=\"14\" font-weight=\"bold\">pointer trace: \(samples.count) samples, \(fired.filter { $0.effect != nil }.count) feedback events</text>\n"
+        for target in targets {
+            let region = regions.regions[target.id]!.bounds
+            svg += "<rect x=\"\(x(region.x))\" y=\"\(y(region.y))\" width=\"\(String((region.width * scale).rounded()))\" height=\"\(String((region.height * scale).rounded()))\" fill=\"none\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n"
+            let style: String
+            switch target.effect {
+            case .highlight: style = "highlight"
+            case .lift: style = "lift"
+            case .hover: style = "hover"
+            case .beam: style = "beam"
+            }
+            if case .circle = target.shape {
+                svg += "<circle cx=\"\(x(target.frame.center.x))\" cy=\"\(y(target.frame.center.y))\" r=\"\(String((min(target.frame.width, target.frame.height) / 2 * scale).rounded()))\" fill=\"#eef\" stroke=\"#447\"/>\n"
+            } else {
+                svg += "<rect x=\"\(x(target.frame.x))\" y=\"\(y(target.frame.y))\" width=\"\(String((target.frame.width * scale).rounded()))\" height=\"\(String((target.frame.height * scale).rounded()))\" rx=\"4\" fill=\"#eef\" stroke=\"#447\"/>\n"
+            }
+            svg += "<text x=\"\(x(target.frame.x + 3))\" y=\"\(y(target.frame.y + 12))\" font-family=\"sans-serif\" font-size=\"10\">\(target.id) (\(style))</text>\n"
+        }
+        for guide in guides {
+            if guide.vertical {
+                svg += "<line x1=\"\(x(guide.position))\" y1=\"\(y(minY))\" x2=\"\(x(guide.position))\" y2=\"\(y(maxY))\" stroke=\"#c6c\" stroke-dasharray=\"2,4\"/>\n"
+            } else {
+                svg += "<line x1=\"\(x(minX))\" y1=\"\(y(guide.position))\" x2=\"\(x(maxX))\" y2=\"\(y(guide.position))\" stroke=\"#c6c\" stroke-dasharray=\"2,4\"/>\n"
+            }
+        }
+        let raw = frames.map { "\(x($0.raw.x)),\(y($0.raw.y))" }.joined(separator: " ")
+        let shown = frames.map { "\(x($0.displayed.x)),\(y($0.displayed.y))" }.joined(separator: " ")
+        svg += "<polyline points=\"\(raw)\" fill=\"none\" stroke=\"#aaa\" stroke-width=\"1\"/>\n"
+        svg += "<polyline points=\"\(shown)\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>\n"
+        for event in fired where event.effect != nil {
+            guard let frame = frames.last(where: { $0.time <= event.time }) else { continue }
+            svg += "<circle cx=\"\(x(frame.displayed.x))\" cy=\"\(y(frame.displayed.y))\" r=\"5\" fill=\"\(color(for: event))\"/>\n"
+            svg += "<text x=\"\(x(frame.displayed.x) + "")\" dx=\"7\" y=\"\(y(frame.displayed.y))\" font-family=\"sans-serif\" font-size=\"9\">\(Int((event.time * 1000).rounded())) ms \(event.effect!)</text>\n"
+        }
+        svg += "<text x=\"20\" y=\"\(Int(660))\" font-family=\"sans-serif\" font-size=\"10\">grey: raw path; blue: displayed (magnetism, line keeping); dashed: hit regions; dots: feedback (green played, orange deferred, grey coalesced)</text>\n"
+        return (svg, 680)
+    }
+}
