@@ -104,6 +104,9 @@ final class RecordingDevice: DeviceDriver {
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
         try checkPresent()
+        if let limit = simulated.failAfterFrames, state.withLock({ $0.frames }) >= limit {
+            throw BackendFailure(code: EIO, "\(id): simulated transport failure after \(limit) frames (fail_after_frames)")
+        }
         backend.log?.append(frame: frame, device: id)
         let unplugNow = state.withLock { state -> Bool in
             state.frames += 1

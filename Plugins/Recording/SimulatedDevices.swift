@@ -13,6 +13,9 @@ struct SimulatedDevice: Sendable {
     /// After this many frames the device "unplugs": it leaves the device list, the host is told, and
     /// further calls fail with ENODEV. Tests use it to exercise device loss.
     var unplugAfterFrames: Int?
+    /// After this many frames every further frame fails with EIO (a transport that broke), while the
+    /// device stays present. Tests use it to exercise system errors.
+    var failAfterFrames: Int?
 }
 
 /// The built-in simulated devices, as data. `recording.devices` names them (or describes others in JSON).
@@ -105,9 +108,11 @@ enum DeviceConfiguration {
     }
 
     /// One device object: `id`, `name`, `actuator`, `channels`, `min_update_interval_ms`, `wake_latency_ms`,
-    /// `unplug_after_frames`.
+    /// `unplug_after_frames`, `fail_after_frames`.
     static func device(_ object: JSONObjectCursor) throws(JSONPathError) -> SimulatedDevice {
-        try object.rejectUnknownKeys(allowed: ["id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames"])
+        try object.rejectUnknownKeys(allowed: [
+            "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames",
+        ])
         let id = try object.required("id").string()
         guard !id.isEmpty, id.utf8.count < Int(HAPTICS_ID_SIZE) else { throw object.error("id must be 1...\(HAPTICS_ID_SIZE - 1) bytes") }
         let channels = try object.required("channels").array()
@@ -120,7 +125,9 @@ enum DeviceConfiguration {
             channels: try channels.map { entry throws(JSONPathError) in try channel(entry.object()) },
             minimumUpdateIntervalNanoseconds: UInt64((try object.optional("min_update_interval_ms")?.number(in: 0...10_000) ?? 1) * 1e6),
             wakeLatencyNanoseconds: UInt64((try object.optional("wake_latency_ms")?.number(in: 0...10_000) ?? 0) * 1e6))
-        return SimulatedDevice(spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)))
+        return SimulatedDevice(
+            spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)),
+            failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)))
     }
 
     static func channel(_ object: JSONObjectCursor) throws(JSONPathError) -> ChannelSpec {

@@ -86,6 +86,8 @@ struct DeviceOutput: Sendable {
     /// Whether the engine has begun an activity (a trigger) on the device.
     var active = false
     var lost = false
+    /// The device failed with an error other than loss: nothing is sent to it until the next start.
+    var faulted = false
 
     init(device: HapticDevice, profile: CalibrationProfile?) {
         self.device = device

@@ -317,10 +317,12 @@ public final class HapticEngine: Sendable {
 
         // 1. Commands that are due. A start still to come also needs a pass ahead of it, by the
         //    wake latency of every idle device, so the device is awake when the start arrives.
+        var startedThisPass = false
         let slowestWake = core.outputs.filter { !$0.lost && !$0.active }.map(\.device.description.wakeLatency).max()
         for id in core.players.keys.sorted() {
             while let first = core.players[id]!.pending.first, first.time <= now {
                 core.players[id]!.pending.removeFirst()
+                if case .start = first.command { startedThisPass = true }
                 apply(first.command, at: first.time, to: &core.players[id]!, notices: &notices)
             }
             consider(core.players[id]!.pending.first?.time)
@@ -379,6 +381,11 @@ public final class HapticEngine: Sendable {
         //    send the mixed frame if it changed and the device's update interval allows, end the
         //    trigger once silent and idle.
         for index in live {
+            if core.outputs[index].faulted {
+                // A device that failed is retried by the next start, not on every pass.
+                guard startedThisPass else { continue }
+                core.outputs[index].faulted = false
+            }
             let device = core.outputs[index].device
             let wakeHorizon = now.advanced(bySeconds: device.description.wakeLatency + 0.001)
             let startingSoon = core.players.values.contains { player in
@@ -485,7 +492,8 @@ public final class HapticEngine: Sendable {
         } else {
             logger.error("\(error)")
             notices.append(.stopped(.systemError(error)))
-            // Leave the device stopped; a later frame may succeed (a transient I/O error).
+            // Park the device, stopped, until the next start tries again (the error may have been transient).
+            core.outputs[index].faulted = true
             core.outputs[index].lastDrives = Array(repeating: .off, count: core.outputs[index].lastDrives.count)
             if core.outputs[index].active {
                 core.outputs[index].device.endActivity()

@@ -90,5 +90,11 @@ public struct PolicyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     public var problem: String
 
+    /// An error about `source`.
+    public init(source: String, problem: String) {
+        self.source = source
+        self.problem = problem
+    }
+
     public var description: String { "\(source): \(problem)" }
 }

@@ -184,3 +184,44 @@ struct EngineTests {
         #expect(clock.wakeUps == afterPlaying, "no wake-ups while nothing plays")
     }
 }
+
+@Suite("Engine: stopped reasons")
+struct EngineStoppedReasonTests {
+    @Test("a device failing with an I/O error reports a system error once and is retried by the next start")
+    func systemError() throws {
+        let devices = #"[{"id":"recording:broken","actuator":"erm","fail_after_frames":1,"channels":[{"name":"main","actuator":"erm"}]}]"#
+        let rig = try EngineRig(devices: ["recording:broken"], presets: devices)
+        let reasons = Mutex<[String]>([])
+        rig.engine.stoppedHandler = { reason in reasons.withLock { $0.append("\(reason)") } }
+        // The first frame goes through; the second (the tap's end) fails, and nothing more is tried.
+        try rig.engine.makePlayer(with: .continuous(duration: 0.1, intensity: 1, sharpness: 0)).start(atTime: 0)
+        rig.advance(to: 0.5)
+        #expect(reasons.withLock { $0.count } == 1)
+        #expect(reasons.withLock { $0.first }?.hasPrefix("system error: recording:broken: submit failed: recording:broken: simulated transport failure") == true)
+        #expect(rig.devices[0].powerState == .idle, "the failed device was left stopped and idle")
+        // A new start tries the device again (and fails again: one more report, not a stream).
+        try rig.engine.makePlayer(with: .transient(intensity: 1, sharpness: 0)).start(atTime: 0)
+        rig.advance(to: 1)
+        #expect(reasons.withLock { $0.count } == 2)
+    }
+
+    @Test("releasing a running engine stops its devices and reports engineDestroyed")
+    func engineDestroyed() throws {
+        let output = TestSupport.makeTemporaryDirectory("destroyed") + "/rec.jsonl"
+        let clock = ManualClock()
+        let system = TestSupport.recordingSystem(devices: "lra", output: output, clock: clock)
+        let device = try system.openDevice("recording:lra")
+        let reasons = Mutex<[HapticEngine.StoppedReason]>([])
+        do {
+            let engine = try HapticEngine(devices: [device], clock: clock, policy: HapticPolicy())
+            engine.stoppedHandler = { reason in reasons.withLock { $0.append(reason) } }
+            try engine.makePlayer(with: .continuous(duration: 5, intensity: 1, sharpness: 0)).start(atTime: 0)
+            clock.advance(bySeconds: 0.1)
+        }
+        #expect(reasons.withLock { $0 } == [.engineDestroyed])
+        #expect(device.powerState == .idle)
+        device.close()
+        let amplitudes = try Recording(contentsOf: output).frames(for: "recording:lra").map { $0.frame.channels[0].amplitude }
+        #expect(amplitudes == [1, 0], "the device was silenced when the engine went away")
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Haptics
+import Synchronization
+import Testing
+
+@Suite("Clocks")
+struct ClockTests {
+    @Test("the system clock runs actions at their deadlines, in order, and honours cancellation")
+    func systemClockOrder() throws {
+        let clock = SystemClock(name: "clock-test", realtime: false)
+        let ran = Mutex<[(Int, HapticInstant)]>([])
+        let start = clock.now()
+        let offsets = [0.030, 0.010, 0.020, 0.010]
+        var ids: [ScheduledActionID] = []
+        for (index, offset) in offsets.enumerated() {
+            ids.append(clock.schedule(at: start.advanced(bySeconds: offset)) { ran.withLock { $0.append((index, HapticInstant.monotonicNow())) } })
+        }
+        clock.cancel(ids[2])
+        Thread.sleep(forTimeInterval: 0.1)
+        let order = ran.withLock { $0 }
+        #expect(order.map(\.0) == [1, 3, 0], "deadline order, ties in scheduling order, the cancelled one never")
+        for (index, time) in order {
+            #expect(time >= start.advanced(bySeconds: offsets[index]), "never early")
+        }
+        #expect(clock.wakeUps >= 2)
+    }
+
+    @Test("the manual clock runs due actions on advance, including ones scheduled inside the span")
+    func manualClock() {
+        let clock = ManualClock()
+        let start = clock.now()
+        let ran = Mutex<[Double]>([])
+        clock.schedule(at: start.advanced(bySeconds: 1)) {
+            ran.withLock { $0.append(clock.now().seconds(since: start)) }
+            clock.schedule(at: clock.now().advanced(bySeconds: 0.5)) { ran.withLock { $0.append(clock.now().seconds(since: start)) } }
+        }
+        clock.advance(bySeconds: 0.999)
+        #expect(ran.withLock { $0 }.isEmpty)
+        clock.advance(bySeconds: 2)
+        #expect(ran.withLock { $0 } == [1, 1.5])
+        #expect(clock.now() == start.advanced(bySeconds: 2.999))
+        #expect(clock.nextDeadline == nil)
+    }
+
+    @Test("instants: arithmetic, clamping at zero, description")
+    func instants() {
+        let instant = HapticInstant(nanoseconds: 1_500_000_000)
+        #expect(instant.seconds == 1.5)
+        #expect(instant.advanced(bySeconds: -2).nanoseconds == 0)
+        #expect(instant.advanced(byNanoseconds: 250).nanoseconds(since: instant) == 250)
+        #expect(HapticInstant(seconds: -1).nanoseconds == 0)
+        #expect("\(HapticInstant(nanoseconds: 2_000_000_005))" == "2.000000005s")
+    }
+}
