@@ -7,22 +7,47 @@
  * and get_state() returns it, so /sys/class/pwm/pwmchipN/{export,unexport}
  * and pwmM/{period,duty_cycle,polarity,enable} behave like real hardware
  * that does exactly what it is told; /sys/kernel/debug/pwm shows the state.
+ *
+ * /sys/kernel/debug/pwm-sim/history lists, oldest first, the last HISTORY states
+ * each channel was given, one line each: "CHANNEL T_NS PERIOD DUTY POLARITY ENABLED"
+ * (T_NS: CLOCK_MONOTONIC nanoseconds; POLARITY: 0 normal, 1 inversed). The PWM
+ * core calls apply() only for a state that differs from the current one, so
+ * every line is a change. Writing a channel number to the file clears that
+ * channel's history. Tests use it to check the order of what a driver did.
  * Written against Debian's 6.1 kernel (get_state returns int there).
  */
+#include <linux/debugfs.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
 #include <linux/pwm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#define HISTORY 128
 
 static unsigned int channels = 4;
 module_param(channels, uint, 0444);
 MODULE_PARM_DESC(channels, "number of PWM channels (1-64, default 4)");
 
+struct pwm_sim_event {
+	u64 t_ns;
+	struct pwm_state state;
+};
+
+struct pwm_sim_channel {
+	struct pwm_state state;
+	unsigned int head, count;
+	struct pwm_sim_event history[HISTORY];
+};
+
 struct pwm_sim {
 	struct pwm_chip chip;
 	struct mutex lock;
-	struct pwm_state state[];
+	struct dentry *debug;
+	struct pwm_sim_channel channel[];
 };
 
 static struct pwm_sim *to_sim(struct pwm_chip *chip)
@@ -35,8 +60,18 @@ static int pwm_sim_apply(struct pwm_chip *chip, struct pwm_device *pwm,
 {
 	struct pwm_sim *sim = to_sim(chip);
 
+	struct pwm_sim_channel *channel = &sim->channel[pwm->hwpwm];
+	struct pwm_sim_event *event;
+
 	mutex_lock(&sim->lock);
-	sim->state[pwm->hwpwm] = *state;
+	channel->state = *state;
+	event = &channel->history[(channel->head + channel->count) % HISTORY];
+	if (channel->count == HISTORY)
+		channel->head = (channel->head + 1) % HISTORY;
+	else
+		channel->count++;
+	event->t_ns = ktime_get_ns();
+	event->state = *state;
 	mutex_unlock(&sim->lock);
 	return 0;
 }
@@ -47,7 +82,7 @@ static int pwm_sim_get_state(struct pwm_chip *chip, struct pwm_device *pwm,
 	struct pwm_sim *sim = to_sim(chip);
 
 	mutex_lock(&sim->lock);
-	*state = sim->state[pwm->hwpwm];
+	*state = sim->channel[pwm->hwpwm].state;
 	mutex_unlock(&sim->lock);
 	return 0;
 }
@@ -58,17 +93,83 @@ static const struct pwm_ops pwm_sim_ops = {
 	.owner = THIS_MODULE,
 };
 
+static int pwm_sim_history_show(struct seq_file *file, void *unused)
+{
+	struct pwm_sim *sim = file->private;
+	unsigned int index, i;
+
+	mutex_lock(&sim->lock);
+	for (index = 0; index < sim->chip.npwm; index++) {
+		struct pwm_sim_channel *channel = &sim->channel[index];
+
+		for (i = 0; i < channel->count; i++) {
+			struct pwm_sim_event *event = &channel->history[(channel->head + i) % HISTORY];
+
+			seq_printf(file, "%u %llu %llu %llu %d %d\n", index, event->t_ns,
+				   event->state.period, event->state.duty_cycle,
+				   event->state.polarity == PWM_POLARITY_INVERSED,
+				   event->state.enabled);
+		}
+	}
+	mutex_unlock(&sim->lock);
+	return 0;
+}
+
+static int pwm_sim_history_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, pwm_sim_history_show, inode->i_private);
+}
+
+static ssize_t pwm_sim_history_write(struct file *file, const char __user *buffer,
+				     size_t count, loff_t *position)
+{
+	struct pwm_sim *sim = ((struct seq_file *)file->private_data)->private;
+	unsigned int index;
+	int ret;
+
+	ret = kstrtouint_from_user(buffer, count, 0, &index);
+	if (ret)
+		return ret;
+	if (index >= sim->chip.npwm)
+		return -EINVAL;
+	mutex_lock(&sim->lock);
+	sim->channel[index].head = 0;
+	sim->channel[index].count = 0;
+	mutex_unlock(&sim->lock);
+	return count;
+}
+
+static const struct file_operations pwm_sim_history_fops = {
+	.owner = THIS_MODULE,
+	.open = pwm_sim_history_open,
+	.read = seq_read,
+	.write = pwm_sim_history_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static void pwm_sim_remove_debugfs(void *data)
+{
+	debugfs_remove_recursive(data);
+}
+
 static int pwm_sim_probe(struct platform_device *pdev)
 {
 	struct pwm_sim *sim;
+	int ret;
 
-	sim = devm_kzalloc(&pdev->dev, struct_size(sim, state, channels), GFP_KERNEL);
+	sim = devm_kzalloc(&pdev->dev, struct_size(sim, channel, channels), GFP_KERNEL);
 	if (!sim)
 		return -ENOMEM;
 	mutex_init(&sim->lock);
 	sim->chip.dev = &pdev->dev;
 	sim->chip.ops = &pwm_sim_ops;
 	sim->chip.npwm = channels;
+	sim->debug = debugfs_create_dir("pwm-sim", NULL);
+	debugfs_create_file("history", 0600, sim->debug, sim, &pwm_sim_history_fops);
+	ret = devm_add_action_or_reset(&pdev->dev, pwm_sim_remove_debugfs, sim->debug);
+	if (ret)
+		return ret;
 	return devm_pwmchip_add(&pdev->dev, &sim->chip);
 }
 

@@ -1,0 +1,282 @@
+import CGpiodShim
+import GPIOBoards
+import HapticsPluginKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the backend finds hardware: the sysfs root for PWM and the directory of GPIO chips.
+struct HardwarePaths: Sendable, Hashable {
+    /// The sysfs root (`gpio.sysfs-root`, default `/sys`).
+    var sysfsRoot: String
+    /// Where chip names are looked up (`gpio.chip-path`, default `/dev`).
+    var chipDirectory: String
+
+    /// The path of a board file's chip (`gpiochip0` → `/dev/gpiochip0`; absolute paths stay).
+    func chipPath(_ chip: String) -> String {
+        chip.hasPrefix("/") ? chip : (chipDirectory.hasSuffix("/") ? chipDirectory : chipDirectory + "/") + chip
+    }
+}
+
+/// The hardware of one open actuator: its PWM channel(s), its GPIO lines and its stop-guard
+/// registration. The one owner of all three; ``release()`` stops the actuator and frees them, once.
+///
+/// Every hardware write goes through the stop guard's write section, so a SIGINT/SIGTERM handler
+/// never races a write of another thread, and no write starts once the process is stopping.
+/// Not thread-safe: the owning device serialises calls.
+final class ActuatorHardware {
+    let board: BoardFile
+    let config: ActuatorConfig
+    let id: String
+    private let pwm: SysfsPWMChannel
+    private let directionPWM: SysfsPWMChannel?
+    private let lines: GPIOLines?
+    private var guardSlot: Int32 = -1
+    private var released = false
+    /// What the hardware does now (as last applied).
+    private(set) var output: ActuatorOutput
+
+    /// Takes the actuator and forces it stopped, whatever a previous (possibly killed) process left.
+    ///
+    /// The order keeps a live owner safe and a dead one's leftovers harmless: the PWM channel(s) are
+    /// exported if needed and locked first, with no write (a channel another process drives makes
+    /// the open fail here, untouched); then the lines are requested inactive, so a driver IC is off
+    /// before its input changes; then the PWM goes to duty 0, disabled, at the actuator's resting
+    /// period. On any failure everything taken is stopped and released, and the error names the
+    /// board file, the key, and the chip, line or sysfs path.
+    init(board: BoardFile, config: ActuatorConfig, paths: HardwarePaths) throws(BackendFailure) {
+        self.board = board
+        self.config = config
+        id = board.deviceID(of: config)
+        let place = board.path
+        let directionKey = "\(config.key).pwm.direction_channel"
+
+        let pwm: SysfsPWMChannel
+        do {
+            pwm = try SysfsPWMChannel(root: paths.sysfsRoot, chip: config.pwm.chip, channel: config.pwm.channel)
+        } catch {
+            throw Self.failure(error, place: place, key: config.pwm.channelKey)
+        }
+        var directionPWM: SysfsPWMChannel?
+        var lines: GPIOLines?
+        // Idle at the actuator's own resting period (the carrier, or resonance for an H-bridge),
+        // whatever period the channel was left with.
+        let idle = config.idleOutput()
+        do throws(BackendFailure) {
+            if let channel = config.pwm.directionChannel {
+                do {
+                    directionPWM = try SysfsPWMChannel(root: paths.sysfsRoot, chip: config.pwm.chip, channel: channel)
+                } catch {
+                    throw Self.failure(error, place: place, key: directionKey)
+                }
+            }
+            if let gpio = config.gpio {
+                lines = try Self.requestLines(gpio, consumer: "haptics:\(config.name)", paths: paths, place: place)
+            }
+            do {
+                try pwm.stop()
+                try pwm.apply(idle.pwm)
+            } catch {
+                throw Self.failure(error, place: place, key: config.pwm.channelKey)
+            }
+            if let directionPWM, let idleDirection = idle.directionPWM {
+                do {
+                    try directionPWM.stop()
+                    try directionPWM.apply(idleDirection)
+                } catch {
+                    throw Self.failure(error, place: place, key: directionKey)
+                }
+            }
+        } catch {
+            // The channels are ours: closing stops them (duty 0, disabled) and unexports them.
+            lines?.release()
+            directionPWM?.close()
+            pwm.close()
+            throw error
+        }
+        self.pwm = pwm
+        self.directionPWM = directionPWM
+        self.lines = lines
+        output = ActuatorOutput(lines: lines?.values ?? [:], pwm: pwm.state, directionPWM: directionPWM?.state)
+        do {
+            try registerStopSequence()
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    deinit { release() }
+
+    /// Takes the hardware to `target` in the order ``ActuatorOutput/steps(from:to:)`` gives.
+    /// - Throws: a failure naming the sysfs path or the chip; ESHUTDOWN once the process is stopping.
+    func apply(_ target: ActuatorOutput) throws(BackendFailure) {
+        guard !released else { throw BackendFailure(code: ENODEV, "the actuator is closed") }
+        try withWriteSection { () throws(BackendFailure) in
+            for step in ActuatorOutput.steps(from: output, to: target) {
+                switch step {
+                case .lines(let values):
+                    guard let lines else { continue }
+                    do throws(LineRequestFailure) {
+                        try lines.set(values)
+                    } catch {
+                        throw BackendFailure(code: error.errno, "\(board.path): \(config.gpio?.chipKey ?? config.key): cannot set the lines of \(lines.chipPath): \(error.text)")
+                    }
+                    output.lines = lines.values
+                case .pwm(let state):
+                    defer { output.pwm = pwm.state }
+                    do throws(SysfsPWMError) { try pwm.apply(state) } catch { throw Self.failure(error, place: board.path, key: config.pwm.channelKey) }
+                case .directionPWM(let state):
+                    guard let directionPWM else { continue }
+                    defer { output.directionPWM = directionPWM.state }
+                    do throws(SysfsPWMError) { try directionPWM.apply(state) } catch {
+                        throw Self.failure(error, place: board.path, key: "\(config.key).pwm.direction_channel")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the duty cycle again (the path every frame takes), for timing the wake sequence.
+    func rewriteDuty() throws(BackendFailure) {
+        try withWriteSection { () throws(BackendFailure) in
+            do throws(SysfsPWMError) { try pwm.rewriteDuty() } catch { throw Self.failure(error, place: board.path, key: config.pwm.channelKey) }
+        }
+    }
+
+    /// Reads the lines back from the kernel (logical values).
+    func readLines() -> [LineRole: Bool]? {
+        try? lines?.read()
+    }
+
+    /// Stops the actuator (lines inactive, PWM duty 0 and disabled), unregisters the stop sequence,
+    /// releases the lines and unexports the PWM. Idempotent; never throws: every step is tried.
+    func release() {
+        guard !released else { return }
+        try? apply(config.idleOutput(currentPeriod: output.pwm.periodNanoseconds))
+        released = true
+        if guardSlot >= 0 {
+            gpio_stop_guard_unregister(guardSlot)
+            guardSlot = -1
+        }
+        if let lines {
+            try? lines.set(Dictionary(uniqueKeysWithValues: lines.roles.map { ($0, false) }))
+            lines.release()
+        }
+        directionPWM?.close()
+        pwm.close()
+    }
+
+    private func withWriteSection(_ body: () throws(BackendFailure) -> Void) throws(BackendFailure) {
+        let entered = gpio_stop_guard_enter(guardSlot)
+        guard entered == 0 else {
+            throw BackendFailure(code: -entered, "the process is stopping (SIGINT/SIGTERM or exit); the actuator was stopped")
+        }
+        defer { gpio_stop_guard_leave(guardSlot) }
+        try body()
+    }
+
+    /// Registers the precomputed stop sequence: lines inactive; duty_cycle ← 0 then enable ← 0 on
+    /// every channel. Lines go first when there is an enable line (the driver stops at once).
+    private func registerStopSequence() throws(BackendFailure) {
+        var writes: [(String, String)] = [(pwm.path(of: "duty_cycle"), "0"), (pwm.path(of: "enable"), "0")]
+        if let directionPWM { writes += [(directionPWM.path(of: "duty_cycle"), "0"), (directionPWM.path(of: "enable"), "0")] }
+        let stopped = [Int32](repeating: 0, count: lines?.roles.count ?? 0)
+        let linesFirst: Int32 = config.gpio?.enable != nil ? 1 : 0
+        let slot = withCStrings(writes.map(\.0)) { paths in
+            withCStrings(writes.map(\.1)) { values in
+                gpio_stop_guard_register(lines?.request, stopped, linesFirst, paths, values, writes.count)
+            }
+        }
+        guard slot >= 0 else {
+            throw BackendFailure(code: -slot, "cannot register the actuator's stop sequence: \(String(cString: strerror(-slot)))")
+        }
+        guardSlot = slot
+    }
+
+    /// Requests the lines of `gpio` inactive, resolving names and checking offsets first.
+    private static func requestLines(_ gpio: GPIOConfig, consumer: String, paths: HardwarePaths, place: String) throws(BackendFailure) -> GPIOLines {
+        let chipPath = paths.chipPath(gpio.chip)
+        let chip: (lines: Int, label: String)
+        do {
+            chip = try GPIOLines.chipInfo(chipPath)
+        } catch {
+            throw BackendFailure(code: error.errno, "\(place): \(gpio.chipKey): GPIO chip \(chipPath): \(error.text)" + chipHint(error.errno, paths: paths))
+        }
+        var resolved: [(role: LineRole, offset: UInt32, activeLow: Bool)] = []
+        for (role, line) in gpio.lines {
+            let offset: UInt32
+            switch line.reference {
+            case .offset(let number):
+                guard number < chip.lines else {
+                    throw BackendFailure(
+                        code: EINVAL,
+                        "\(place): \(line.key): line \(number) does not exist on \(chipPath) (\"\(chip.label)\", \(chip.lines) lines: 0...\(chip.lines - 1))")
+                }
+                offset = UInt32(number)
+            case .name(let name):
+                do {
+                    offset = try GPIOLines.offset(named: name, chip: chipPath)
+                } catch {
+                    throw BackendFailure(
+                        code: error.errno == ENOENT ? EINVAL : error.errno,
+                        "\(place): \(line.key): \(chipPath) (\"\(chip.label)\") has no line named \"\(name)\"" + (error.errno == ENOENT ? " (see `gpioinfo`)" : ": \(error.text)"))
+                }
+            }
+            resolved.append((role, offset, line.activeLow))
+        }
+        do {
+            return try GPIOLines(chipPath: chipPath, consumer: String(decoding: consumer.utf8.prefix(Int(GPIOD_SHIM_NAME_SIZE) - 1), as: UTF8.self), lines: resolved)
+        } catch {
+            if error.errno == EBUSY {
+                for (index, entry) in resolved.enumerated() {
+                    if let user = GPIOLines.consumer(of: entry.offset, chip: chipPath) {
+                        let key = gpio.lines[index].line.key
+                        throw BackendFailure(
+                            code: EBUSY,
+                            "\(place): \(key): line \(entry.offset) of \(chipPath) is already in use by \"\(user.isEmpty ? "an unnamed consumer" : user)\"; free it or choose another line")
+                    }
+                }
+            }
+            throw BackendFailure(code: error.errno, "\(place): \(gpio.chipKey): cannot request lines of \(chipPath): \(error.text)" + chipHint(error.errno, paths: paths))
+        }
+    }
+
+    private static func chipHint(_ code: Int32, paths: HardwarePaths) -> String {
+        switch code {
+        case EACCES, EPERM:
+            return " (permission denied: add the user to the gpio group or install the udev rule in Hardware/gpio/README.md)"
+        case ENOENT:
+            let present = chips(in: paths.chipDirectory)
+            return present.isEmpty ? " (no GPIO chip in \(paths.chipDirectory))" : " (chips present: \(present.joined(separator: ", ")); see `gpiodetect`)"
+        default:
+            return ""
+        }
+    }
+
+    private static func chips(in directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name.hasPrefix("gpiochip") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// A backend failure from a sysfs PWM error, naming the board file and key.
+    static func failure(_ error: SysfsPWMError, place: String, key: String) -> BackendFailure {
+        let code = error.errno == EWOULDBLOCK ? EBUSY : (error.errno == 0 ? EINVAL : error.errno)
+        return BackendFailure(code: code, "\(place): \(key): \(error)")
+    }
+}
+
+/// Calls `body` with `strings` as an array of C string pointers valid during the call.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>>?) -> R) -> R {
+    let storage = strings.map { strdup($0)! }
+    defer { storage.forEach { free($0) } }
+    let pointers = storage.map { UnsafePointer($0) }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}

@@ -1,1 +1,0 @@
-// Placeholder until the GPIO backend lands (helper at work).

@@ -1,1 +1,0 @@
-// Placeholder until the GPIO board model lands (helper at work).
