@@ -1,0 +1,350 @@
+import HapticsSupport
+
+/// The calibration-profile file format, version 1: one JSON object per device.
+///
+/// ```json
+/// {
+///   "format_version": 1,
+///   "device_id": "recording:lra",
+///   "device_name": "Simulated 175 Hz LRA",
+///   "source": "simulated",
+///   "channels": [
+///     {
+///       "name": "main",
+///       "dead_zone": 0.08,
+///       "response_exponent": 1,
+///       "full_scale_output": 2.01,
+///       "resonant_frequency_hz": 175.1,
+///       "q_factor": 12.2,
+///       "frequency_response": [[150, 0.27], [175, 1], [200, 0.34]],
+///       "usable_band_hz": [168, 183]
+///     }
+///   ],
+///   "sharpness": { "mapping": "frequency" },
+///   "transient": { "duration_s": 0.02, "overdrive_gain": 1, "overdrive_duration_s": 0 },
+///   "limits": { "rated_level": 1, "overdrive_level": 1 }
+/// }
+/// ```
+///
+/// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
+/// - `format_version` (required): whole number; this build reads `1`. A newer version is refused
+///   with a message saying so, never half-read.
+/// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
+///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
+///   default. `device_name`: the name when measured (informational).
+/// - `source` (required): `uncalibrated`, `shipped`, `simulated`, `interactive` or `accelerometer`.
+/// - `channels` (required): 1…4 objects in the device's channel order (matched by position; `name`
+///   is informational). Output at drive `d` (0…1) and frequency `f` is
+///   `full_scale_output × response(f) × ((d − dead_zone) / (1 − dead_zone))^response_exponent`.
+///   - `name` (required): non-empty string.
+///   - `dead_zone`: drive below which nothing moves, 0…0.9 (default 0).
+///   - `response_exponent`: the curve above the dead zone, 0.2…5 (default 1, linear).
+///   - `full_scale_output`: output at full drive and the best frequency, in reference units (g of
+///     peak acceleration when measured with an accelerometer), 0.001…100 (default 1).
+///   - `resonant_frequency_hz`: 1…20000; `q_factor`: resonance quality factor, 0.5…1000 (both optional).
+///   - `frequency_response`: `[frequency_hz, relative_output]` pairs, frequencies strictly
+///     increasing in 1…20000 Hz, outputs 0…1 relative to the best frequency, as Android's
+///     frequency-to-output-acceleration map (optional; empty or absent means flat).
+///   - `usable_band_hz`: `[low, high]`, 1 ≤ low < high ≤ 20000: the frequencies sharpness 0…1 spans
+///     (optional; only for channels whose frequency can be chosen).
+/// - `sharpness` (required): `{"mapping": "none"}` (one feel), `{"mapping": "frequency"}` (needs a
+///   channel with `usable_band_hz`), or `{"mapping": "motor_mix", "low_channel": 0, "high_channel": 1}`
+///   (two different channel indices).
+/// - `transient` (required): `duration_s` 0.001…0.5; `overdrive_gain` 1…4 (default 1);
+///   `overdrive_duration_s` 0…`duration_s` (default 0).
+/// - `limits`: `rated_level` 0.05…1 and `overdrive_level` `rated_level`…1 (both default 1).
+public enum ProfileFormat {
+    /// The format version this build writes and reads.
+    public static let version = CalibrationProfile.formatVersion
+
+    /// Valid ranges, named once so the decoder and the documentation agree.
+    public enum Range {
+        /// Channels per profile.
+        public static let channels = 1...4
+        /// Dead zone, 0…1 of drive.
+        public static let deadZone = 0.0...0.9
+        /// Response exponent.
+        public static let responseExponent = 0.2...5.0
+        /// Full-scale output, reference units.
+        public static let fullScaleOutput = 0.001...100.0
+        /// Frequencies, Hz.
+        public static let frequency = 1.0...20_000.0
+        /// Q factor.
+        public static let qFactor = 0.5...1000.0
+        /// Relative output in a frequency map.
+        public static let relativeOutput = 0.0...1.0
+        /// Tap duration, seconds.
+        public static let transientDuration = 0.001...0.5
+        /// Kick gain.
+        public static let overdriveGain = 1.0...4.0
+        /// Rated level, 0…1 of full scale.
+        public static let ratedLevel = 0.05...1.0
+    }
+
+    static let topKeys = ["format_version", "device_id", "device_name", "source", "channels", "sharpness", "transient", "limits"]
+    static let channelKeys = [
+        "name", "dead_zone", "response_exponent", "full_scale_output", "resonant_frequency_hz", "q_factor", "frequency_response", "usable_band_hz",
+    ]
+
+    // MARK: - Decoding
+
+    /// Reads the profile file at `path`.
+    /// - Throws: ``ProfileError`` naming the file and, for content errors, the key path and the expected range.
+    public static func read(path: String) throws(ProfileError) -> CalibrationProfile {
+        let bytes: [UInt8]
+        do { bytes = try readFile(atPath: path, limit: 1 << 20) } catch {
+            throw ProfileError(file: path, location: nil, problem: "cannot read: \(error)")
+        }
+        return try decode(bytes, file: path)
+    }
+
+    /// Decodes profile JSON; `file` only names the source in errors.
+    public static func decode(_ bytes: some Collection<UInt8>, file: String = "<profile>") throws(ProfileError) -> CalibrationProfile {
+        let root: JSONValue
+        do { root = try JSONParser(allowTrailingCommas: false).parse(bytes) } catch {
+            throw ProfileError(file: file, location: "line \(error.line), column \(error.column)", problem: error.problem)
+        }
+        do {
+            return try decode(JSONCursor(root: root))
+        } catch {
+            throw ProfileError(file: file, location: error.path, problem: error.problem)
+        }
+    }
+
+    static func decode(_ root: JSONCursor) throws(JSONPathError) -> CalibrationProfile {
+        let object = try root.object()
+        let versionCursor = try object.required("format_version")
+        let version = try versionCursor.number()
+        guard version == version.rounded(), version >= 1 else {
+            throw versionCursor.error("expected a whole number ≥ 1, found \(JSONValue.format(version))")
+        }
+        guard Int(version) <= Self.version else {
+            throw versionCursor.error("format version \(Int(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
+        }
+        try object.rejectUnknownKeys(allowed: topKeys)
+        let deviceID = try object.optional("device_id")?.string()
+        if let deviceID, deviceID.isEmpty { throw try object.required("device_id").error("expected a non-empty device id") }
+        let deviceName = try object.optional("device_name")?.string()
+        let sourceName = try object.required("source").string(oneOf: CalibrationProfile.Source.allCases.map(\.rawValue))
+        let channelCursors = try object.required("channels").array()
+        guard Range.channels.contains(channelCursors.count) else {
+            throw try object.required("channels").error(
+                "expected \(Range.channels.lowerBound)...\(Range.channels.upperBound) channels, found \(channelCursors.count)")
+        }
+        var channels: [ChannelCalibration] = []
+        for cursor in channelCursors { channels.append(try channel(cursor.object())) }
+        let sharpness = try sharpnessMapping(object.required("sharpness"), channels: channels)
+        let transient = try transientShape(object.required("transient").object())
+        let limits = try object.optional("limits").map { cursor throws(JSONPathError) in try driveLimits(cursor.object()) } ?? CalibrationProfile.DriveLimits()
+        return CalibrationProfile(
+            deviceID: deviceID, deviceName: deviceName, source: CalibrationProfile.Source(rawValue: sourceName)!, channels: channels,
+            sharpness: sharpness, transient: transient, limits: limits)
+    }
+
+    static func channel(_ object: JSONObjectCursor) throws(JSONPathError) -> ChannelCalibration {
+        try object.rejectUnknownKeys(allowed: channelKeys)
+        let name = try object.required("name").string()
+        if name.isEmpty { throw try object.required("name").error("expected a non-empty channel name") }
+        var channel = ChannelCalibration(name: name)
+        if let cursor = object.optional("dead_zone") { channel.deadZone = try cursor.number(in: Range.deadZone) }
+        if let cursor = object.optional("response_exponent") { channel.responseExponent = try cursor.number(in: Range.responseExponent) }
+        if let cursor = object.optional("full_scale_output") { channel.fullScaleOutput = try cursor.number(in: Range.fullScaleOutput) }
+        channel.resonantFrequency = try object.optional("resonant_frequency_hz")?.number(in: Range.frequency)
+        channel.qFactor = try object.optional("q_factor")?.number(in: Range.qFactor)
+        if let map = object.optional("frequency_response") {
+            var points: [ChannelCalibration.FrequencyPoint] = []
+            for pair in try map.array() {
+                let values = try pair.array()
+                guard values.count == 2 else {
+                    throw pair.error("expected a [frequency_hz, relative_output] pair, found \(values.count) values")
+                }
+                let frequency = try values[0].number(in: Range.frequency)
+                if let previous = points.last, frequency <= previous.frequency {
+                    throw values[0].error(
+                        "frequencies must increase strictly; \(JSONValue.format(frequency)) Hz follows \(JSONValue.format(previous.frequency)) Hz")
+                }
+                points.append(.init(frequency: frequency, relativeOutput: try values[1].number(in: Range.relativeOutput)))
+            }
+            if !points.isEmpty, !points.contains(where: { $0.relativeOutput > 0 }) {
+                throw map.error("every relative_output is 0; expected at least one point above 0 (the best frequency is 1)")
+            }
+            channel.frequencyResponse = points
+        }
+        if let band = object.optional("usable_band_hz") {
+            let values = try band.array()
+            guard values.count == 2 else { throw band.error("expected [low_hz, high_hz], found \(values.count) values") }
+            let low = try values[0].number(in: Range.frequency)
+            let high = try values[1].number(in: Range.frequency)
+            guard low < high else {
+                throw band.error("expected low < high in 1...20000 Hz, found [\(JSONValue.format(low)), \(JSONValue.format(high))]")
+            }
+            channel.usableBand = low...high
+        }
+        return channel
+    }
+
+    static func sharpnessMapping(_ cursor: JSONCursor, channels: [ChannelCalibration]) throws(JSONPathError) -> CalibrationProfile.SharpnessMapping {
+        let object = try cursor.object()
+        let mappingCursor = try object.required("mapping")
+        switch try mappingCursor.string(oneOf: ["none", "frequency", "motor_mix"]) {
+        case "none":
+            try object.rejectUnknownKeys(allowed: ["mapping"])
+            return .none
+        case "frequency":
+            try object.rejectUnknownKeys(allowed: ["mapping"])
+            guard channels.contains(where: { $0.usableBand != nil }) else {
+                throw mappingCursor.error("\"frequency\" needs at least one channel with usable_band_hz")
+            }
+            return .frequency
+        default:
+            try object.rejectUnknownKeys(allowed: ["mapping", "low_channel", "high_channel"])
+            let last = channels.count - 1
+            let low = try object.required("low_channel").integer(in: 0...last)
+            let highCursor = try object.required("high_channel")
+            let high = try highCursor.integer(in: 0...last)
+            guard low != high else { throw highCursor.error("expected a channel other than low_channel (\(low)) in 0...\(last)") }
+            return .motorMix(low: low, high: high)
+        }
+    }
+
+    static func transientShape(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.TransientShape {
+        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"])
+        let duration = try object.required("duration_s").number(in: Range.transientDuration)
+        let gain = try object.optional("overdrive_gain")?.number(in: Range.overdriveGain) ?? 1
+        let kick = try object.optional("overdrive_duration_s")?.number(in: 0...duration) ?? 0
+        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick)
+    }
+
+    static func driveLimits(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.DriveLimits {
+        try object.rejectUnknownKeys(allowed: ["rated_level", "overdrive_level"])
+        let rated = try object.optional("rated_level")?.number(in: Range.ratedLevel) ?? 1
+        let overdrive = try object.optional("overdrive_level")?.number(in: rated...1) ?? 1
+        return CalibrationProfile.DriveLimits(ratedLevel: rated, overdriveLevel: overdrive)
+    }
+
+    // MARK: - Encoding
+
+    /// The profile as a JSON value, keys in the documented order; optional keys at their default are left out.
+    public static func jsonValue(_ profile: CalibrationProfile) -> JSONValue {
+        var top: [(key: String, value: JSONValue)] = [("format_version", .number(Double(version)))]
+        if let id = profile.deviceID { top.append(("device_id", .string(id))) }
+        if let name = profile.deviceName { top.append(("device_name", .string(name))) }
+        top.append(("source", .string(profile.source.rawValue)))
+        top.append(("channels", .array(profile.channels.map(channelValue))))
+        let sharpness: JSONObject
+        switch profile.sharpness {
+        case .none: sharpness = ["mapping": .string("none")]
+        case .frequency: sharpness = ["mapping": .string("frequency")]
+        case .motorMix(let low, let high):
+            sharpness = ["mapping": .string("motor_mix"), "low_channel": .number(Double(low)), "high_channel": .number(Double(high))]
+        }
+        top.append(("sharpness", .object(sharpness)))
+        top.append(("transient", .object([
+            "duration_s": .number(profile.transient.duration), "overdrive_gain": .number(profile.transient.overdriveGain),
+            "overdrive_duration_s": .number(profile.transient.overdriveDuration),
+        ])))
+        top.append(("limits", .object([
+            "rated_level": .number(profile.limits.ratedLevel), "overdrive_level": .number(profile.limits.overdriveLevel),
+        ])))
+        return .object(JSONObject(top))
+    }
+
+    static func channelValue(_ channel: ChannelCalibration) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("name", .string(channel.name)), ("dead_zone", .number(channel.deadZone)),
+            ("response_exponent", .number(channel.responseExponent)), ("full_scale_output", .number(channel.fullScaleOutput)),
+        ]
+        if let f0 = channel.resonantFrequency { members.append(("resonant_frequency_hz", .number(f0))) }
+        if let q = channel.qFactor { members.append(("q_factor", .number(q))) }
+        if !channel.frequencyResponse.isEmpty {
+            members.append(("frequency_response", .array(channel.frequencyResponse.map { .array([.number($0.frequency), .number($0.relativeOutput)]) })))
+        }
+        if let band = channel.usableBand { members.append(("usable_band_hz", .array([.number(band.lowerBound), .number(band.upperBound)]))) }
+        return .object(JSONObject(members))
+    }
+
+    /// The profile as the text of a profile file: indented by two spaces, arrays of numbers on one
+    /// line, ending with a newline.
+    public static func encode(_ profile: CalibrationProfile) -> String {
+        var output = ""
+        write(jsonValue(profile), into: &output, indent: 0)
+        return output + "\n"
+    }
+
+    private static func write(_ value: JSONValue, into output: inout String, indent: Int) {
+        switch value {
+        case .object(let object) where !object.members.isEmpty:
+            output += "{"
+            for (offset, member) in object.members.enumerated() {
+                output += offset == 0 ? "\n" : ",\n"
+                output += String(repeating: "  ", count: indent + 1)
+                JSONValue.quote(member.key, into: &output)
+                output += ": "
+                write(member.value, into: &output, indent: indent + 1)
+            }
+            output += "\n" + String(repeating: "  ", count: indent) + "}"
+        case .array(let elements) where elements.contains(where: { $0.array != nil || $0.object != nil }):
+            // Arrays of containers: one element per line (numbers-only arrays stay inline).
+            output += "["
+            for (offset, element) in elements.enumerated() {
+                output += offset == 0 ? "\n" : ",\n"
+                output += String(repeating: "  ", count: indent + 1)
+                if element.object != nil {
+                    write(element, into: &output, indent: indent + 1)
+                } else {
+                    output += element.serialized().replacingCommas()
+                }
+            }
+            output += "\n" + String(repeating: "  ", count: indent) + "]"
+        case .array:
+            output += value.serialized().replacingCommas()
+        default:
+            output += value.serialized()
+        }
+    }
+}
+
+extension String {
+    /// `[1,2]` → `[1, 2]`: numbers-only arrays read better with a space after each comma.
+    fileprivate func replacingCommas() -> String {
+        var result = ""
+        for character in self {
+            result.append(character)
+            if character == "," { result.append(" ") }
+        }
+        return result
+    }
+}
+
+extension CalibrationProfile {
+    /// Reads a profile file (see ``ProfileFormat``).
+    public init(contentsOfFile path: String) throws(ProfileError) {
+        self = try ProfileFormat.read(path: path)
+    }
+
+    /// The profile as profile-file text (see ``ProfileFormat``).
+    public func encodedJSON() -> String { ProfileFormat.encode(self) }
+}
+
+/// A profile file that cannot be used: the file, where in it (a JSON path such as
+/// `$.channels[0].dead_zone`, or `line 3, column 7` for a syntax error), and what is wrong,
+/// with the value found and the range expected.
+public struct ProfileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The profile file (or `<profile>` for text not read from a file).
+    public var file: String
+    /// The key path or text position of the problem, if it is at one.
+    public var location: String?
+    /// What is wrong and what was expected.
+    public var problem: String
+
+    /// An error about `file`.
+    public init(file: String, location: String?, problem: String) {
+        self.file = file
+        self.location = location
+        self.problem = problem
+    }
+
+    public var description: String {
+        location.map { "\(file): \($0): \(problem)" } ?? "\(file): \(problem)"
+    }
+}

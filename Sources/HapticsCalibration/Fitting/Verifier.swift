@@ -1,0 +1,114 @@
+import Haptics
+
+/// How well a profile makes a device do what intensity asks.
+public struct VerificationReport: Sendable {
+    /// One reference played: what it asked for and what was measured, in reference units.
+    public struct Item: Sendable, Hashable {
+        /// What was played: `tone 0.6 @ sharpness 0.5`, `tap 0.8 @ 1`, `impact.medium`.
+        public var name: String
+        /// The output asked for.
+        public var requested: Double
+        /// The output measured.
+        public var measured: Double
+
+        /// measured / requested − 1.
+        public var relativeError: Double { requested > 0 ? measured / requested - 1 : 0 }
+    }
+
+    /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude.
+    public var tones: [Item]
+    /// Taps at intensities 0.2…1 and sharpness 0, 0.5, 1: their envelope peak.
+    public var taps: [Item]
+    /// The vocabulary's single-tap effects: their envelope peak against the tap target.
+    public var effects: [Item]
+    /// The line through (requested, measured) of the tones.
+    public var toneLinearity: LinearFit
+
+    /// Every item.
+    public var all: [Item] { tones + taps + effects }
+    /// The mean of |relative error| over every item (0.03 = 3 %).
+    public var meanError: Double { all.map { abs($0.relativeError) }.reduce(0, +) / Double(max(all.count, 1)) }
+    /// The largest |relative error|.
+    public var maxError: Double { all.map { abs($0.relativeError) }.max() ?? 0 }
+}
+
+/// Plays reference effects through a profile, measures them and reports the error.
+public enum Verifier {
+    /// The intensities of the tone ladder.
+    public static let toneIntensities = stride(from: 0.1, through: 1.0001, by: 0.1).map { min($0, 1) }
+    /// The intensities of the tap ladder.
+    public static let tapIntensities = [0.2, 0.4, 0.6, 0.8, 1.0]
+
+    /// The vocabulary effects played as references: those made of a single tap (impacts,
+    /// selection, clicks, ticks). Rhythms of taps closer than a slow motor's tap overlap on it by
+    /// nature, and short buzzes and ramps cannot reach a steady level on a motor that takes
+    /// 70 ms to start, so their peaks say more about the actuator's speed than the calibration.
+    public static var referenceEffects: [FeedbackEffect] {
+        FeedbackEffect.vocabulary.filter { effect in
+            let events = effect.pattern.hapticEvents
+            return events.count == 1 && events[0].type == .hapticTransient
+        }
+    }
+
+    /// Verifies `profile` on `source`'s device.
+    /// - Throws: ``CalibrationError/measurement(_:)`` when the source cannot measure outputs (a person).
+    public static func verify(
+        _ profile: CalibrationProfile, source: MeasurementSource, plan: CalibrationPlan = .standard, progress: ProgressReporter = SilentProgress()
+    ) throws(CalibrationError) -> VerificationReport {
+        guard source.outputUnit == .acceleration else {
+            throw .measurement("verification needs a sensor: use --source simulated or --source accelerometer")
+        }
+        let reference = CalibrationProfile.referenceOutput
+        var names: [String] = [], requested: [Double] = [], stimuli: [Stimulus] = []
+        for intensity in toneIntensities {
+            names.append("tone \(format(intensity)) @ sharpness 0.5")
+            requested.append(intensity * reference)
+            stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: plan.toneDuration, window: plan.steadyWindow))
+        }
+        let toneCount = stimuli.count
+        let sharpnesses: [Double] = profile.sharpness == .none ? [0.5] : [0, 0.5, 1]
+        for intensity in tapIntensities {
+            for sharpness in sharpnesses {
+                names.append("tap \(format(intensity)) @ sharpness \(format(sharpness))")
+                requested.append(Calibrator.tapTarget * intensity * reference)
+                stimuli.append(.tap(intensity: intensity, sharpness: sharpness, captureLength: profile.transient.duration + plan.tapCapture))
+            }
+        }
+        let tapEnd = stimuli.count
+        for effect in referenceEffects {
+            names.append(effect.name)
+            requested.append(expectedPeak(of: effect.pattern) * reference)
+            stimuli.append(.effect(effect.pattern, transientDuration: profile.transient.duration, ringDown: plan.tapCapture))
+        }
+        guard let outputs = try source.measure(stimuli, profile: profile, progress: progress) else {
+            throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
+        }
+        let items = names.indices.map { VerificationReport.Item(name: names[$0], requested: requested[$0], measured: outputs[$0]) }
+        let tones = Array(items[0..<toneCount])
+        return VerificationReport(
+            tones: tones, taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]),
+            toneLinearity: LinearFit(tones.map { (x: $0.requested, y: $0.measured) }))
+    }
+
+    /// The strongest output a pattern asks for, relative to the reference (0…1): for each haptic
+    /// event, its intensity times the largest intensity control it meets, a tap counting as
+    /// ``Calibrator/tapTarget``.
+    public static func expectedPeak(of pattern: HapticPattern) -> Double {
+        var peak = 0.0
+        for event in pattern.hapticEvents {
+            let start = event.relativeTime, end = event.type == .hapticTransient ? event.relativeTime : event.endTime
+            var control = 1.0
+            let curves = pattern.parameterCurves.filter { $0.id == .hapticIntensityControl }
+            if !curves.isEmpty {
+                let values = curves.flatMap { curve in
+                    curve.controlPoints.filter { curve.relativeTime + $0.relativeTime <= end + 1e-9 && curve.relativeTime + $0.relativeTime >= start - 1e-9 }
+                        .map(\.value)
+                }
+                control = values.max() ?? 1
+            }
+            let factor = event.type == .hapticTransient ? Calibrator.tapTarget : 1
+            peak = max(peak, event.value(of: .hapticIntensity) * control * factor)
+        }
+        return min(peak, 1)
+    }
+}

@@ -1,0 +1,116 @@
+import Haptics
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something the calibration plays through the engine, and how long to watch it.
+public struct Stimulus: Sendable {
+    /// How the output of a stimulus is summarised.
+    public enum Measure: Sendable, Hashable {
+        /// The steady amplitude (√2 × RMS) between these seconds from the start: for tones.
+        case steady(from: Double, to: Double)
+        /// The envelope peak over the whole capture: for taps and effects.
+        case envelopePeak
+    }
+
+    /// What is played.
+    public var pattern: HapticPattern
+    /// Seconds to capture from the stimulus's start (its length plus the ring-down).
+    public var captureLength: Double
+    /// How its output is summarised.
+    public var measure: Measure
+
+    /// A stimulus.
+    public init(pattern: HapticPattern, captureLength: Double, measure: Measure) {
+        self.pattern = pattern
+        self.captureLength = captureLength
+        self.measure = measure
+    }
+
+    /// A sustained tone at `intensity` and `sharpness` (0…1) for `duration` seconds, measured over
+    /// its last `window` seconds (after the actuator has settled).
+    public static func tone(intensity: Double, sharpness: Double, duration: Double, window: Double) -> Stimulus {
+        let event = HapticEvent(
+            eventType: .hapticContinuous,
+            parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: sharpness)],
+            relativeTime: 0, duration: duration)
+        return Stimulus(pattern: pattern([event]), captureLength: duration, measure: .steady(from: duration - window, to: duration))
+    }
+
+    /// One tap at `intensity` and `sharpness`, watched for `captureLength` seconds.
+    public static func tap(intensity: Double, sharpness: Double, captureLength: Double) -> Stimulus {
+        let event = HapticEvent(
+            eventType: .hapticTransient,
+            parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: sharpness)],
+            relativeTime: 0)
+        return Stimulus(pattern: pattern([event]), captureLength: captureLength, measure: .envelopePeak)
+    }
+
+    /// A whole pattern (a vocabulary effect), watched for its duration plus `ringDown` seconds.
+    public static func effect(_ pattern: HapticPattern, transientDuration: Double, ringDown: Double) -> Stimulus {
+        let end = PatternSpan.end(of: pattern, transientDuration: transientDuration)
+        return Stimulus(pattern: pattern, captureLength: end + ringDown, measure: .envelopePeak)
+    }
+
+    /// The summary of `trace` this stimulus asks for, g.
+    public func summarise(_ trace: AccelerationTrace) -> Double {
+        switch measure {
+        case .steady(let from, let to): trace.amplitude(from: from, to: to)
+        case .envelopePeak: trace.envelopePeak()
+        }
+    }
+
+    private static func pattern(_ events: [HapticEvent]) -> HapticPattern {
+        do { return try HapticPattern(events: events) } catch {
+            preconditionFailure("a calibration stimulus is always a valid pattern: \(error)")
+        }
+    }
+}
+
+/// Where a pattern ends once its taps have sounded.
+enum PatternSpan {
+    static func end(of pattern: HapticPattern, transientDuration: Double) -> Double {
+        let taps = pattern.hapticEvents.filter { $0.type == .hapticTransient }.map(\.relativeTime).max()
+        return max(pattern.duration, (taps ?? 0) + transientDuration)
+    }
+}
+
+/// The profile that turns intensity into raw drive on one channel: intensity `x` gives drive `x`
+/// (dead zone 0, linear, full scale 1 reference unit, flat), on that channel only, at the frequency
+/// sharpness selects across the channel's whole range. Measuring through it keeps the real
+/// rendering path (engine, quantisation, update intervals) between the stimulus and the device.
+public enum ChannelProbe {
+    /// The raw-drive profile for `channel` of `device`.
+    public static func profile(for device: DeviceDescription, channel: Int) -> CalibrationProfile {
+        let channels = device.channels.enumerated().map { index, description in
+            ChannelCalibration(name: description.name, usableBand: index == channel ? description.frequencyRange : nil)
+        }
+        let sharpness: CalibrationProfile.SharpnessMapping
+        if device.channels[channel].frequencyRange != nil {
+            sharpness = .frequency
+        } else if device.channels.count >= 2 {
+            // Sharpness 0 puts everything on `low`: the channel measured.
+            sharpness = .motorMix(low: channel, high: channel == 0 ? 1 : 0)
+        } else {
+            sharpness = .none
+        }
+        let base = CalibrationProfile.uncalibrated(for: device)
+        return CalibrationProfile(
+            deviceID: device.id, deviceName: device.name, source: .uncalibrated, channels: channels, sharpness: sharpness,
+            transient: base.transient)
+    }
+
+    /// The sharpness that makes the probe profile drive `channel` at `frequency` Hz (0 for a channel
+    /// whose frequency cannot be chosen).
+    public static func sharpness(for frequency: Double, channel: ChannelDescription) -> Double {
+        guard let range = channel.frequencyRange, frequency > 0, range.upperBound > range.lowerBound else { return 0 }
+        let clamped = min(max(frequency, range.lowerBound), range.upperBound)
+        return min(max(log(clamped / range.lowerBound) / log(range.upperBound / range.lowerBound), 0), 1)
+    }
+
+    /// The frequency sharpness `sharpness` selects within `band` (as the renderer does), Hz.
+    public static func frequency(forSharpness sharpness: Double, band: ClosedRange<Double>) -> Double {
+        band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder until calibration lands (helper at work).

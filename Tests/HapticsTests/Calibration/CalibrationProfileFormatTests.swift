@@ -1,0 +1,128 @@
+import Foundation
+import Haptics
+import Testing
+
+/// The profile file format: round trips, and errors that name the file, the key path and the range.
+@Suite("Calibration profiles: format and validation")
+struct CalibrationProfileFormatTests {
+    static let lra = DeviceDescription(
+        id: "recording:lra", name: "Simulated 175 Hz LRA", backend: "recording", actuator: .lra,
+        channels: [ChannelDescription(name: "main", actuator: .lra, frequencyRange: 80...300, resonantFrequency: 175)],
+        minimumUpdateInterval: 0.001, wakeLatency: 0.001)
+    static let gamepad = DeviceDescription(
+        id: "recording:gamepad", name: "Simulated dual-motor gamepad", backend: "recording", actuator: .dualRumble,
+        channels: [
+            ChannelDescription(name: "strong", actuator: .erm, nominalFrequency: 55), ChannelDescription(name: "weak", actuator: .erm, nominalFrequency: 160),
+        ], minimumUpdateInterval: 0.01, wakeLatency: 0.008)
+
+    static var calibratedLRA: CalibrationProfile {
+        CalibrationProfile(
+            deviceID: "recording:lra", deviceName: "Simulated 175 Hz LRA", source: .simulated,
+            channels: [
+                ChannelCalibration(
+                    name: "main", deadZone: 0.0785, responseExponent: 1.002, fullScaleOutput: 1.987, resonantFrequency: 174.99, qFactor: 5.98,
+                    frequencyResponse: [.init(frequency: 150, relativeOutput: 0.41), .init(frequency: 175.5, relativeOutput: 1), .init(frequency: 200, relativeOutput: 0.52)],
+                    usableBand: 171.2...180.7)
+            ],
+            sharpness: .frequency, transient: .init(duration: 0.02), limits: .init(ratedLevel: 0.9, overdriveLevel: 1))
+    }
+
+    @Test("a profile survives encoding and decoding unchanged, every kind of sharpness mapping included")
+    func roundTrip() throws {
+        var gamepad = CalibrationProfile.uncalibrated(for: Self.gamepad)
+        gamepad.deviceID = "recording:gamepad"
+        gamepad.channels[0].deadZone = 0.118
+        gamepad.transient = .init(duration: 0.055, overdriveGain: 1.25, overdriveDuration: 0.01)
+        var erm = CalibrationProfile.uncalibrated(for: DeviceDescription(
+            id: "recording:erm", name: "ERM", backend: "recording", actuator: .erm, channels: [ChannelDescription(name: "main", actuator: .erm)],
+            minimumUpdateInterval: 0.001, wakeLatency: 0))
+        erm.deviceID = nil
+        for profile in [Self.calibratedLRA, gamepad, erm] {
+            let text = profile.encodedJSON()
+            #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
+        }
+        let text = Self.calibratedLRA.encodedJSON()
+        #expect(text.hasPrefix("{\n  \"format_version\": 1,\n  \"device_id\": \"recording:lra\""))
+        #expect(text.contains("\"frequency_response\": [\n        [150, 0.41],\n        [175.5, 1],"))
+        #expect(text.contains("\"usable_band_hz\": [171.2, 180.7]"))
+    }
+
+    /// A valid document with one change, and the key path and words the error must contain.
+    static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
+        ({ $0["format_version"] = 2 }, "$.format_version", ["newer than this build reads (1)"]),
+        ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
+        ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
+        ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),
+        ({ $0["colour"] = "red" }, "$.colour", ["unknown key"]),
+        ({ $0["channels"] = [] }, "$.channels", ["expected 1...4 channels, found 0"]),
+        ({ channel(&$0) { $0["dead_zone"] = 1.2 } }, "$.channels[0].dead_zone", ["1.2 is outside the allowed range 0...0.9"]),
+        ({ channel(&$0) { $0["response_exponent"] = 0 } }, "$.channels[0].response_exponent", ["0 is outside the allowed range 0.2...5"]),
+        ({ channel(&$0) { $0["full_scale_output"] = -1 } }, "$.channels[0].full_scale_output", ["-1 is outside the allowed range 0.001...100"]),
+        ({ channel(&$0) { $0["full_scale_output"] = "2 g" } }, "$.channels[0].full_scale_output", ["expected a number, found string"]),
+        ({ channel(&$0) { $0["q_factor"] = 0.1 } }, "$.channels[0].q_factor", ["outside the allowed range 0.5...1000"]),
+        ({ channel(&$0) { $0["resonant_frequency_hz"] = 0 } }, "$.channels[0].resonant_frequency_hz", ["outside the allowed range 1...20000"]),
+        ({ channel(&$0) { $0["name"] = "" } }, "$.channels[0].name", ["non-empty"]),
+        ({ channel(&$0) { $0["usable_band_hz"] = [200, 150] } }, "$.channels[0].usable_band_hz", ["low < high", "[200, 150]"]),
+        ({ channel(&$0) { $0["usable_band_hz"] = [150] } }, "$.channels[0].usable_band_hz", ["[low_hz, high_hz]"]),
+        ({ channel(&$0) { $0["frequency_response"] = [[150, 0.5], [140, 0.6]] } }, "$.channels[0].frequency_response[1][0]", ["increase strictly", "140 Hz follows 150 Hz"]),
+        ({ channel(&$0) { $0["frequency_response"] = [[150, 1.5]] } }, "$.channels[0].frequency_response[0][1]", ["1.5 is outside the allowed range 0...1"]),
+        ({ channel(&$0) { $0["frequency_response"] = [[150, 0], [160, 0]] } }, "$.channels[0].frequency_response", ["every relative_output is 0"]),
+        ({ channel(&$0) { $0["frequency_response"] = [[150, 0.5, 3]] } }, "$.channels[0].frequency_response[0]", ["pair"]),
+        ({ channel(&$0) { $0.removeValue(forKey: "usable_band_hz") } }, "$.sharpness.mapping", ["\"frequency\" needs at least one channel with usable_band_hz"]),
+        ({ $0["sharpness"] = ["mapping": "motor_mix", "low_channel": 0, "high_channel": 0] }, "$.sharpness.high_channel", ["other than low_channel"]),
+        ({ $0["sharpness"] = ["mapping": "motor_mix", "low_channel": 0, "high_channel": 3] }, "$.sharpness.high_channel", ["whole number in 0...0, found 3"]),
+        ({ $0["sharpness"] = ["mapping": "chaos"] }, "$.sharpness.mapping", ["not one of: none, frequency, motor_mix"]),
+        ({ $0["transient"] = ["duration_s": 0.9] }, "$.transient.duration_s", ["0.9 is outside the allowed range 0.001...0.5"]),
+        ({ $0["transient"] = ["duration_s": 0.02, "overdrive_duration_s": 0.03] }, "$.transient.overdrive_duration_s", ["outside the allowed range 0...0.02"]),
+        ({ $0["transient"] = ["duration_s": 0.02, "overdrive_gain": 9] }, "$.transient.overdrive_gain", ["outside the allowed range 1...4"]),
+        ({ $0["limits"] = ["rated_level": 0.8, "overdrive_level": 0.5] }, "$.limits.overdrive_level", ["outside the allowed range 0.8...1"]),
+        ({ $0.removeValue(forKey: "transient") }, "$.transient", ["required key is missing"]),
+    ]
+
+    static func channel(_ document: inout [String: Any], _ change: (inout [String: Any]) -> Void) {
+        var channels = document["channels"] as! [[String: Any]]
+        change(&channels[0])
+        document["channels"] = channels
+    }
+
+    @Test("every invalid value is reported with the file, its key path, the value and the expected range", arguments: 0..<invalid.count)
+    func validationErrors(_ index: Int) throws {
+        let entry = Self.invalid[index]
+        var document = try JSONSerialization.jsonObject(with: Data(Self.calibratedLRA.encodedJSON().utf8)) as! [String: Any]
+        entry.change(&document)
+        let bytes = [UInt8](try JSONSerialization.data(withJSONObject: document))
+        let error = try #require(throws: ProfileError.self) { try ProfileFormat.decode(bytes, file: "/profiles/recording_lra.json") }
+        #expect(error.file == "/profiles/recording_lra.json")
+        #expect(error.location == entry.path, "\(error)")
+        for word in entry.words { #expect(error.problem.contains(word), "\(error) should say '\(word)'") }
+        #expect(error.description.hasPrefix("/profiles/recording_lra.json: \(entry.path): "))
+    }
+
+    @Test("a syntax error names the file, the line and the column")
+    func syntaxError() throws {
+        let text = "{\n  \"format_version\": 1,\n  \"source\" \"simulated\"\n}"
+        let error = try #require(throws: ProfileError.self) { try ProfileFormat.decode(Array(text.utf8), file: "broken.json") }
+        #expect(error.description == "broken.json: line 3, column 12: expected ':' after key \"source\"")
+        let missing = try #require(throws: ProfileError.self) { try ProfileFormat.read(path: "/nonexistent/profile.json") }
+        #expect(missing.description.hasPrefix("/nonexistent/profile.json: cannot read:"))
+    }
+
+    @Test("a profile is checked against the device it would drive: channel count, id, bands inside the channel's range")
+    func deviceChecks() throws {
+        try ProfileStore.check(Self.calibratedLRA, file: "p.json", fileID: "recording:lra", device: Self.lra)
+        var wrongBand = Self.calibratedLRA
+        wrongBand.channels[0].usableBand = 60...200
+        let band = try #require(throws: ProfileError.self) { try ProfileStore.check(wrongBand, file: "p.json", device: Self.lra) }
+        #expect(band.location == "$.channels[0].usable_band_hz" && band.problem.contains("outside the channel's range 80...300 Hz"))
+        let count = try #require(throws: ProfileError.self) {
+            var other = Self.calibratedLRA
+            other.deviceID = "recording:gamepad"
+            try ProfileStore.check(other, file: "p.json", device: Self.gamepad)
+        }
+        #expect(count.problem == "the profile has 1 channel(s); device 'recording:gamepad' has 2")
+        let id = try #require(throws: ProfileError.self) { try ProfileStore.check(Self.calibratedLRA, file: "p.json", device: Self.gamepad) }
+        #expect(id.problem == "the profile is for 'recording:lra', not for device 'recording:gamepad'")
+        let renamed = try #require(throws: ProfileError.self) { try ProfileStore.check(Self.calibratedLRA, file: "p.json", fileID: "recording:erm", device: Self.lra) }
+        #expect(renamed.problem.contains("its file name is for 'recording:erm'"))
+    }
+}
