@@ -77,11 +77,12 @@ public final class HapticEngine: Sendable {
     /// - Parameters:
     ///   - clock: the engine's clock; by default a new ``SystemClock`` (one scheduler thread per engine).
     ///   - profiles: calibration profiles by device id; a device without one uses its profile from
-    ///     ``ProfileStore/standard`` (the user's, else a shipped default), else its uncalibrated default.
+    ///     `profileStore` (the user's, else a shipped default), else its uncalibrated default.
+    ///   - profileStore: where stored profiles come from; nil uses none.
     ///   - policy: the user's settings; by default ``HapticPolicy/load()`` (a broken settings file is logged and ignored).
     public init(
         devices: [HapticDevice], clock: (any HapticClock)? = nil, profiles: [String: CalibrationProfile] = [:],
-        policy: HapticPolicy? = nil, logger: Logger = Logger(label: "haptics.engine")
+        profileStore: ProfileStore? = .standard, policy: HapticPolicy? = nil, logger: Logger = Logger(label: "haptics.engine")
     ) throws(HapticEngineError) {
         guard !devices.isEmpty else { throw .noDevices }
         self.devices = devices
@@ -93,7 +94,9 @@ public final class HapticEngine: Sendable {
         } else {
             do { effectivePolicy = try HapticPolicy.load() } catch { logger.warning("ignoring haptics settings: \(error)") }
         }
-        let outputs = devices.map { DeviceOutput(device: $0, profile: profiles[$0.description.id] ?? ProfileStore.standard.profile(for: $0.description)) }
+        let outputs = devices.map { device in
+            DeviceOutput(device: device, profile: profiles[device.description.id] ?? profileStore?.profile(for: device.description))
+        }
         var initial = Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy)
         Self.refreshTapInterval(&initial)
         core = Mutex(initial)
@@ -361,7 +364,7 @@ public final class HapticEngine: Sendable {
             let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
             for index in live {
                 let step = core.outputs[index].step
-                let (sounding, nextPosition) = player.timeline.evaluate(
+                let (sounding, nextPosition, underWay) = player.timeline.evaluate(
                     at: position, shape: core.outputs[index].mapper.profile.transient, external: external, step: step)
                 if !player.isMuted {
                     for voice in sounding {
@@ -369,7 +372,7 @@ public final class HapticEngine: Sendable {
                     }
                 }
                 consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
-                if externalRamping, !sounding.isEmpty { consider(now.advanced(bySeconds: step)) }
+                if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
             }
         }
         for id in core.orphans where core.players[id].map({ $0.status != .playing && $0.pending.isEmpty }) ?? true {

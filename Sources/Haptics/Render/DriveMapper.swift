@@ -26,7 +26,8 @@ public struct DriveMapper: Sendable, Hashable {
     }
 
     /// The drive of every channel for `intensity` (0 … 1) and `sharpness` (0 … 1); `gain` multiplies
-    /// the drive (a transient's kick) and lifts the limit from the rated to the overdrive level.
+    /// the drive above the dead zone (a transient's kick) and lifts the limit from the rated to the
+    /// overdrive level.
     public func drives(intensity: Double, sharpness: Double, gain: Double = 1) -> [ChannelDrive] {
         let target = max(0, min(intensity, 1)) * CalibrationProfile.referenceOutput
         let sharpness = max(0, min(sharpness, 1))
@@ -35,8 +36,12 @@ public struct DriveMapper: Sendable, Hashable {
         guard target > 0 else { return result }
 
         func drive(_ index: Int, output: Double, frequency: Double) {
-            let level = profile.channels[index].drive(forOutput: output, at: frequency) * gain
-            result[index] = ChannelDrive(amplitude: min(level, cap), frequency: frequency)
+            // The kick multiplies the part of the drive above the dead zone, so kicked taps stay
+            // proportional to intensity.
+            let channel = profile.channels[index]
+            let level = channel.drive(forOutput: output, at: frequency)
+            let kicked = level > channel.deadZone ? channel.deadZone + (level - channel.deadZone) * gain : level
+            result[index] = ChannelDrive(amplitude: min(kicked, cap), frequency: frequency)
         }
 
         switch profile.sharpness {

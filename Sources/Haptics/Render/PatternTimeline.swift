@@ -115,12 +115,14 @@ struct PatternTimeline: Sendable {
         max(duration, (lastTransientStart ?? -.infinity) + transientDuration)
     }
 
-    /// The voices at pattern time `time`, and the next pattern time anything changes (a boundary,
-    /// or `time + step` while ramping). `external` holds the current values of the controls sent to
-    /// the player at run time (indexed by ``HapticControl``): intensity multiplies, the others add.
+    /// The voices at pattern time `time`; the next pattern time anything changes (a boundary, or
+    /// `time + step` while ramping); and whether any event is under way (it may be silent now and
+    /// audible later, as under an intensity ramp rising from 0). `external` holds the current values
+    /// of the controls sent to the player at run time (indexed by ``HapticControl``): intensity
+    /// multiplies, the others add.
     func evaluate(
         at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double
-    ) -> (voices: [Voice], next: Double?) {
+    ) -> (voices: [Voice], next: Double?, active: Bool) {
         func control(_ which: HapticControl, _ at: Double) -> Double {
             let own = controls.value(which, at: at)
             guard let sent = external?[which.rawValue] else { return own }
@@ -129,6 +131,7 @@ struct PatternTimeline: Sendable {
         var voices: [Voice] = []
         var next = controls.nextBreakpoint(after: time) ?? .infinity
         var ramping = false
+        var active = false
         var summed = 0.0, weightedSharpness = 0.0
 
         // Events starting after `time` only matter for the next breakpoint: the first of them.
@@ -143,6 +146,7 @@ struct PatternTimeline: Sendable {
             let age = time - event.start
             if event.transient {
                 guard age < shape.duration else { continue }
+                active = true
                 let kick = age < shape.overdriveDuration
                 let at = event.start
                 voices.append(Voice(
@@ -186,16 +190,18 @@ struct PatternTimeline: Sendable {
                 ramping = true
             }
             next = min(next, event.start + length)
+            active = true
             let intensity = event.intensity * max(envelope, 0) * control(.intensity, time)
             summed += intensity
             weightedSharpness += intensity * min(max(event.sharpness + control(.sharpness, time), 0), 1)
         }
         if summed > 0 {
             voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1))
-            if controls.isRamping(at: time) { ramping = true }
         }
+        // A control moving under an event changes the output even when it is silent this instant.
+        if active, controls.isRamping(at: time) { ramping = true }
         if ramping { next = min(next, time + step) }
-        return (voices, next.isFinite ? next : nil)
+        return (voices, next.isFinite ? next : nil, active)
     }
 }
 

@@ -8,7 +8,7 @@ struct EngineTests {
     @Test("currentTime is the monotonic clock, in seconds")
     func currentTime() throws {
         let system = TestSupport.recordingSystem(devices: "lra")
-        let engine = try HapticEngine(devices: [try system.openDevice("recording:lra")], policy: HapticPolicy())
+        let engine = try HapticEngine(devices: [try system.openDevice("recording:lra")], profileStore: nil, policy: HapticPolicy())
         let before = HapticInstant.monotonicNow().seconds
         let now = engine.currentTime
         let after = HapticInstant.monotonicNow().seconds
@@ -141,7 +141,7 @@ struct EngineTests {
             settings: ["recording.devices": "erm", "recording.output": output + ".erm", "recording.simulate-wake": "0"], clock: clock))
         let flaky = try system.openDevice("recording:flaky")
         let erm = try steady.openDevice("recording:erm")
-        let engine = try HapticEngine(devices: [flaky, erm], clock: clock, policy: HapticPolicy())
+        let engine = try HapticEngine(devices: [flaky, erm], clock: clock, profileStore: nil, policy: HapticPolicy())
         let reasons = Mutex<[HapticEngine.StoppedReason]>([])
         engine.stoppedHandler = { reason in reasons.withLock { $0.append(reason) } }
         let start = clock.now()
@@ -166,7 +166,7 @@ struct EngineTests {
     func zeroWakeUpsWhenIdle() throws {
         let system = TestSupport.recordingSystem(devices: "lra")
         let clock = SystemClock(name: "idle-test")
-        let engine = try HapticEngine(devices: [try system.openDevice("recording:lra")], clock: clock, policy: HapticPolicy())
+        let engine = try HapticEngine(devices: [try system.openDevice("recording:lra")], clock: clock, profileStore: nil, policy: HapticPolicy())
         engine.isAutoShutdownEnabled = false
         try engine.start()
         Thread.sleep(forTimeInterval: 0.3)
@@ -213,7 +213,7 @@ struct EngineStoppedReasonTests {
         let device = try system.openDevice("recording:lra")
         let reasons = Mutex<[HapticEngine.StoppedReason]>([])
         do {
-            let engine = try HapticEngine(devices: [device], clock: clock, policy: HapticPolicy())
+            let engine = try HapticEngine(devices: [device], clock: clock, profileStore: nil, policy: HapticPolicy())
             engine.stoppedHandler = { reason in reasons.withLock { $0.append(reason) } }
             try engine.makePlayer(with: .continuous(duration: 5, intensity: 1, sharpness: 0)).start(atTime: 0)
             clock.advance(bySeconds: 0.1)

@@ -88,3 +88,35 @@ struct FeedbackTests {
         #expect(starts == [0, 50, 100], "\(onsets)")
     }
 }
+
+@Suite("Feedback ramps")
+struct FeedbackRampTests {
+    @Test("a ramp rising from intensity 0 (android.quickRise) is sampled and rises to full")
+    func quickRise() throws {
+        let rig = try EngineRig()
+        EffectFeedbackGenerator(engine: rig.engine).play(FeedbackEffect.named("android.quickRise")!)
+        rig.advance(to: 0.5)
+        let frames = try rig.frames()
+        let rising = frames.dropLast().map { $0.amplitudes[0] }
+        #expect(rising.count >= 20, "sampled every 4 ms over 100 ms")
+        #expect(rising == rising.sorted())
+        #expect(rising.last! > 0.9)
+        #expect(frames.last?.amplitudes == [0])
+    }
+
+    @Test("a run-time intensity curve rising from 0 is sampled too")
+    func externalRampFromZero() throws {
+        let rig = try EngineRig()
+        let player = try rig.engine.makePlayer(with: .continuous(duration: 0.2, intensity: 1, sharpness: 0))
+        try player.sendParameters([.init(parameterID: .hapticIntensityControl, value: 0)], atTime: 0)
+        try player.start(atTime: 0)
+        try player.scheduleParameterCurve(
+            HapticParameterCurve(parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0), .init(relativeTime: 0.05, value: 1)]),
+            atTime: rig.time(0.02))
+        rig.advance(to: 0.5)
+        let amplitudes = try rig.frames().map { $0.amplitudes[0] }
+        #expect(amplitudes.count >= 10)
+        #expect(amplitudes.dropLast() == amplitudes.dropLast().sorted())
+        #expect(amplitudes.dropLast().last == 1)
+    }
+}

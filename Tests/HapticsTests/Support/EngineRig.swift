@@ -19,7 +19,7 @@ final class EngineRig {
         self.output = output
         self.system = system
         self.devices = devices
-        engine = try HapticEngine(devices: devices, clock: clock, policy: policy)
+        engine = try HapticEngine(devices: devices, clock: clock, profileStore: nil, policy: policy)
         start = clock.now()
     }
 
