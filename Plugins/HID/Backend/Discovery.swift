@@ -1,0 +1,159 @@
+import CHapticsABI
+import HIDReports
+import HapticsPluginKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One supported controller found on a hidraw node.
+struct DiscoveredGamepad: Sendable {
+    /// The device id: `hid:vvvv:pppp:TRANSPORT:SERIAL` (see ``HIDBackend``).
+    var id: String
+    /// The hidraw node, `/dev/hidrawN`.
+    var path: String
+    /// USB vendor id.
+    var vendorID: UInt16
+    /// USB product id.
+    var productID: UInt16
+    /// How the controller is connected.
+    var transport: HIDTransport
+    /// The family that encodes its reports.
+    var family: any ControllerFamily.Type
+    /// Its model entry (name, transports).
+    var model: ControllerModel
+    /// `HID_UNIQ` and `HID_PHYS` when it was found.
+    var uniq: String
+    var phys: String
+    /// The node's identity when it was found (see ``Discovery/stillPresent(_:)``).
+    var node: NodeIdentity?
+
+    /// `DualShock 4 (CUH-ZCT2) (USB)`.
+    var name: String { "\(model.name) (\(transport == .usb ? "USB" : "Bluetooth"))" }
+
+    /// The shortest interval between two writes, in nanoseconds.
+    var minimumInterval: UInt64 { Monotonic.nanoseconds(family.minimumWriteInterval(for: transport)) }
+
+    /// The description the host sees.
+    func spec(wakeLatencyNanoseconds: UInt64) -> DeviceSpec {
+        DeviceSpec(
+            id: id, name: name, actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
+            channels: family.channels.map(Self.channelSpec),
+            minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds)
+    }
+
+    /// Typical frequencies of a gamepad's grip motors at full speed, in Hz: a large eccentric mass
+    /// spins at roughly 3,300 rpm (55 Hz), the small one near 9,600 rpm (160 Hz). The renderer uses
+    /// them to tell the low-frequency motor from the high-frequency one; calibration replaces them.
+    static let strongMotorFrequency: Float = 55
+    static let weakMotorFrequency: Float = 160
+
+    /// A family channel as the contract describes it.
+    ///
+    /// - Grip motors: ERMs with the family's amplitude resolution (256 steps for Sony's bytes, 101 for
+    ///   Xbox's 0–100) and the typical frequency above.
+    /// - Trigger motors (Xbox): `HAPTICS_ACTUATOR_TRIGGER`, 101 steps.
+    /// - Switch HD rumble: LRAs with real frequency control over 41–1253 Hz (the low band covers
+    ///   41–626 Hz, the high band 82–1253 Hz; the encoder picks the band), resonant at the band's
+    ///   default tone (160 Hz left, 320 Hz right), so sharpness becomes frequency.
+    static func channelSpec(_ channel: RumbleChannel) -> ChannelSpec {
+        let steps = UInt32(channel.amplitudeSteps)
+        switch channel.kind {
+        case .gripMotor:
+            let nominal = channel.name == "weak" ? weakMotorFrequency : strongMotorFrequency
+            return ChannelSpec(name: channel.name, actuator: HAPTICS_ACTUATOR_ERM, amplitudeSteps: steps, nominalFrequency: nominal)
+        case .triggerMotor:
+            return ChannelSpec(name: channel.name, actuator: HAPTICS_ACTUATOR_TRIGGER, amplitudeSteps: steps)
+        case .linearResonantActuator:
+            let tone = Float(channel.defaultFrequency ?? 0)
+            return ChannelSpec(
+                name: channel.name, actuator: HAPTICS_ACTUATOR_LRA, amplitudeSteps: steps,
+                frequencyRange: channel.frequencyRange.map { Float($0.lowerBound)...Float($0.upperBound) },
+                resonantFrequency: tone, nominalFrequency: tone)
+        }
+    }
+
+    /// `hid:vvvv:pppp:TRANSPORT:KEY`, where KEY is the serial number, else `HID_PHYS`, else the node
+    /// name; characters outside printable ASCII become `_`, and the id is cut to fit the contract's
+    /// 127 bytes.
+    static func makeID(vendorID: UInt16, productID: UInt16, transport: HIDTransport, serial: String, phys: String, node: String) -> String {
+        let key = !serial.isEmpty ? serial : !phys.isEmpty ? phys : node
+        let clean = String(String.UnicodeScalarView(key.unicodeScalars.map { (0x21...0x7E).contains($0.value) ? $0 : "_" }))
+        let id = "hid:\(hex4(vendorID)):\(hex4(productID)):\(transport.rawValue):\(clean)"
+        return String(decoding: id.utf8.prefix(Int(HAPTICS_ID_SIZE) - 1), as: UTF8.self)
+    }
+
+    /// Four lower-case hex digits.
+    static func hex4(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
+
+/// Finds the supported controllers among the hidraw nodes.
+enum Discovery {
+    /// What one scan found.
+    struct Scan: Sendable {
+        /// The supported controllers ready to use, by id.
+        var gamepads: [DiscoveredGamepad]
+        /// Whether a supported controller's node exists but its driver is still binding: scan again
+        /// shortly, its id is not final yet.
+        var pending: Bool
+        /// Scans are numbered in the order they start, process-wide, so a backend instance never
+        /// applies an older scan after a newer one (the hotplug monitor's scan and a host's
+        /// `enumerate` may overlap).
+        var generation: UInt64
+    }
+
+    private static let generations = Atomic<UInt64>(0)
+
+    /// Enumerates with hidapi and keeps the nodes of supported controllers whose driver has bound.
+    ///
+    /// The transport comes from hidapi's bus type. hidapi 0.13 reports `HID_API_BUS_USB` only when it
+    /// finds a `usb_device` parent in sysfs, which devices created through `uhid` never have (user-space
+    /// drivers and input remappers that re-export a pad, the VM test rig): for those it says "unknown",
+    /// and the kernel's `HID_ID` bus field (`0003` USB, `0005` Bluetooth) decides.
+    static func scan() throws(BackendFailure) -> Scan {
+        let generation = generations.add(1, ordering: .relaxed).newValue
+        var gamepads: [DiscoveredGamepad] = []
+        var pending = false
+        for entry in try HIDAPI.enumerate() {
+            guard ControllerTable.family(vendor: entry.vendorID, product: entry.productID) != nil else { continue }
+            guard let uevent = HidrawSysfs.uevent(path: entry.path) else { continue }  // gone meanwhile
+            guard let transport = HIDTransport(hidBusType: entry.busType) ?? uevent.transport,
+                let match = ControllerTable.match(vendor: entry.vendorID, product: entry.productID, transport: transport)
+            else { continue }
+            guard HidrawSysfs.isBound(path: entry.path) else {
+                pending = true
+                continue
+            }
+            let serial = entry.serialNumber.isEmpty ? uevent.uniq : entry.serialNumber
+            let id = DiscoveredGamepad.makeID(
+                vendorID: entry.vendorID, productID: entry.productID, transport: transport, serial: serial, phys: uevent.phys,
+                node: HidrawSysfs.nodeName(path: entry.path))
+            gamepads.append(
+                DiscoveredGamepad(
+                    id: id, path: entry.path, vendorID: entry.vendorID, productID: entry.productID, transport: transport,
+                    family: match.family, model: match.model, uniq: uevent.uniq, phys: uevent.phys,
+                    node: NodeIdentity(path: entry.path)))
+        }
+        // Two controllers with the same serial on the same transport (clones) would share an id:
+        // the later ones (by node) get the node name appended, which keeps every id unique.
+        gamepads.sort { $0.path.count != $1.path.count ? $0.path.count < $1.path.count : $0.path < $1.path }
+        var seen = Set<String>()
+        for index in gamepads.indices where !seen.insert(gamepads[index].id).inserted {
+            gamepads[index].id += "#" + HidrawSysfs.nodeName(path: gamepads[index].path)
+        }
+        return Scan(gamepads: gamepads, pending: pending, generation: generation)
+    }
+
+    /// Whether the node at `gamepad.path` still belongs to that controller: the same file (device
+    /// and inode numbers) as when it was found. hidraw numbers are reused, so after an unplug and a
+    /// replug of another device the old path may name a different one; devtmpfs gives the new node
+    /// a new inode. One `stat(2)`, cheap enough for every wake.
+    static func stillPresent(_ gamepad: DiscoveredGamepad) -> Bool {
+        guard let now = NodeIdentity(path: gamepad.path) else { return false }
+        return now == gamepad.node
+    }
+}

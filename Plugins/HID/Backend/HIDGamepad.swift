@@ -1,0 +1,295 @@
+import CHapticsABI
+import HIDReports
+import HapticsPluginKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One opened controller: the contract's device calls on the host's threads, and the one writer
+/// thread that owns the hidraw handle while the controller is awake.
+///
+/// ## Threads
+///
+/// `submit` and `stop` only store the newest ``RumbleState`` in the shared state (a pthread mutex)
+/// and signal the condition variable: they never wait for a write, so a controller whose
+/// `hid_write` blocks (usbhid gives an interrupt transfer 5 s before it times out) stalls neither
+/// the engine nor other controllers. The writer thread wakes, applies ``WriteSchedule`` (coalescing
+/// to the newest state, per-family spacing and refresh) and is the only thread that writes rumble
+/// reports, advances the sequence counter (Switch packet number, DualSense Bluetooth tag) and closes
+/// the handle. It is an ordinary thread: real-time priority measured no faster in the benchmark
+/// (`haptics-bench hid-race`), and it would slow other programs' threads for nothing.
+///
+/// ## Power
+///
+/// - `wake` opens the node (`hid_open_path`) and, on the first wake of the open device, runs
+///   ``ControllerSetup`` on the calling thread (later wakes reuse its result: the controller keeps
+///   its set-up while connected), then hands the handle to the writer; the first frame after it is
+///   one write, spaced from the previous session's last write too. Its duration is recorded as the
+///   controller's measured wake latency.
+/// - `sleep` asks for all-off and then closes the node: the writer sends the off report (unless the
+///   last report already was off) and closes. Idle therefore holds no file descriptor: the
+///   controller is silent, USB can autosuspend, and an idle process never owns a stale handle across
+///   an unplug. The cost is a re-open (and, on a Switch Pro, its set-up) on the next wake, which
+///   `prepare()` hides. A wake arriving before the writer closed simply keeps the node open.
+/// - `close` does the same as `sleep`, then ends the writer thread and waits for it.
+final class HIDGamepad: DeviceDriver {
+    /// The controller as discovered.
+    let gamepad: DiscoveredGamepad
+    private let backend: HIDBackend
+    private let shared: Guarded<WriterState>
+    private let writer: PosixThread
+
+    /// An open handle and what the set-up chose for it.
+    final class Session: Sendable {
+        let handle: HIDHandle
+        let encoder: ReportEncoder
+        init(handle: HIDHandle, encoder: ReportEncoder) {
+            self.handle = handle
+            self.encoder = encoder
+        }
+    }
+
+    /// Everything the host's calls and the writer share, behind one lock.
+    struct WriterState {
+        /// The transport discipline.
+        var schedule: WriteSchedule
+        /// The open handle while awake; `nil` asleep.
+        var session: Session?
+        /// The writer is closing a session outside the lock.
+        var closingInFlight = false
+        /// The sequence counter (every report written advances it, set-up reports included).
+        var sequence: UInt8 = 0
+        /// Set once the controller is gone: every later call fails with it.
+        var lost: BackendFailure?
+        /// A write failure the host has not been told yet.
+        var pendingFailure: BackendFailure?
+        /// `close` was called: the writer ends once the session is closed.
+        var terminate = false
+        /// The encoder the first wake's set-up chose; later wakes reuse it and skip the set-up.
+        var encoder: ReportEncoder?
+    }
+
+    /// What the writer does after deciding, outside the lock.
+    private enum Step {
+        case write(Session, RumbleState, UInt8)
+        case close(Session)
+        case exit
+    }
+
+    init(gamepad: DiscoveredGamepad, backend: HIDBackend) throws(BackendFailure) {
+        self.gamepad = gamepad
+        self.backend = backend
+        let shared = Guarded(WriterState(schedule: Self.schedule(for: gamepad, lastWrite: nil)))
+        self.shared = shared
+        let id = gamepad.id, path = gamepad.path
+        let snapshot = gamepad
+        writer = try PosixThread.start(name: "haptics-hid-wr") {
+            Self.writerLoop(shared: shared, gamepad: snapshot, label: "\(id) at \(path)")
+        }
+    }
+
+    static func schedule(for gamepad: DiscoveredGamepad, lastWrite: UInt64?) -> WriteSchedule {
+        WriteSchedule(
+            minimumInterval: gamepad.minimumInterval,
+            refreshInterval: gamepad.family.refreshInterval(for: gamepad.transport).map(Monotonic.nanoseconds),
+            lastWrite: lastWrite)
+    }
+
+    // MARK: The contract
+
+    func wake() throws(BackendFailure) {
+        let started = Monotonic.now()
+        typealias Admission = (sequence: UInt8, encoder: ReportEncoder?, lastWrite: UInt64?)
+        let admitted: Result<Admission?, BackendFailure> = shared.wait { state in
+            if let lost = state.lost { return .done(.failure(lost)) }
+            state.pendingFailure = nil
+            if state.session != nil {
+                state.schedule.cancelClosing()
+                return .done(.success(nil))
+            }
+            guard state.closingInFlight else {
+                return .done(.success((state.sequence, state.encoder, state.schedule.lastWrite)))
+            }
+            guard Monotonic.now() < started + 1_000_000_000 else {
+                return .done(
+                    .failure(
+                        BackendFailure(
+                            code: EBUSY,
+                            "\(gamepad.id): the last write to \(gamepad.path) has been blocked for over 1 s; unplug and replug the controller")))
+            }
+            return .sleepUntil(started + 1_000_000_000)
+        }
+        guard let admission = try admitted.get() else { return }  // still open: nothing to do
+        let sequence = admission.sequence
+        guard Discovery.stillPresent(gamepad) else {
+            throw markLost("\(gamepad.id): \(gamepad.path) no longer belongs to this controller (unplugged?)")
+        }
+        let handle: HIDHandle
+        switch HIDHandle.open(path: gamepad.path) {
+        case .success(let opened): handle = opened
+        case .failure(let error):
+            let failure = backend.openFailure(gamepad, errno: error.errno, detail: error.message)
+            if failure.code == ENODEV { throw markLost(failure.message) }
+            throw failure
+        }
+        let outcome: ControllerSetup.Outcome
+        do {
+            outcome = try ControllerSetup.run(
+                handle: handle, gamepad: gamepad, sequence: sequence, previous: admission.encoder, lastWrite: admission.lastWrite
+            ) { backend.services.log($0, $1) }
+        } catch {
+            handle.close()
+            if error.code == ENODEV || !Discovery.stillPresent(gamepad) { throw markLost(error.message) }
+            throw error
+        }
+        // No broadcast: a fresh session is at rest (nothing to write, nothing to refresh), and
+        // waking the writer for nothing would only compete with the trigger that follows.
+        // The spacing runs on across sessions: the first report keeps it from the last write of the
+        // previous session (its off report) as well as from the set-up.
+        shared.locked { state in
+            state.session = Session(handle: handle, encoder: outcome.encoder)
+            state.encoder = outcome.encoder
+            state.schedule = Self.schedule(for: gamepad, lastWrite: outcome.lastPacedWrite ?? admission.lastWrite)
+            state.sequence = sequence &+ UInt8(truncatingIfNeeded: outcome.reportsWritten)
+        }
+        backend.recordWake(of: gamepad, nanoseconds: Monotonic.now() - started)
+    }
+
+    func sleep() throws(BackendFailure) {
+        try shared.locked { (state) throws(BackendFailure) in
+            if let lost = state.lost { throw lost }
+            if state.session != nil { state.schedule.beginClosing() }
+        }
+        shared.broadcast()
+    }
+
+    func submit(_ frame: FrameView) throws(BackendFailure) {
+        let rumble = Self.rumbleState(frame, channelCount: gamepad.family.channels.count)
+        try shared.locked { (state) throws(BackendFailure) in
+            if let lost = state.lost { throw lost }
+            if let failure = state.pendingFailure {
+                state.pendingFailure = nil
+                throw failure
+            }
+            guard state.session != nil, !state.schedule.isClosing else {
+                throw BackendFailure(code: EINVAL, "\(gamepad.id): submit while asleep; wake the device first")
+            }
+            state.schedule.request(rumble)
+        }
+        shared.broadcast()
+    }
+
+    func stop() throws(BackendFailure) {
+        try shared.locked { (state) throws(BackendFailure) in
+            if let lost = state.lost { throw lost }
+            if state.session != nil { state.schedule.request(.off) }
+            if let failure = state.pendingFailure {
+                state.pendingFailure = nil
+                throw failure
+            }
+        }
+        shared.broadcast()
+    }
+
+    func close() {
+        shared.locked { state in
+            if state.session != nil { state.schedule.beginClosing() }
+            state.terminate = true
+        }
+        shared.broadcast()
+        writer.join()
+        backend.closed(self)
+    }
+
+    /// Marks the controller gone (the backend saw its node disappear, or a write failed with
+    /// ENODEV): the writer closes the handle without writing, and every later call fails.
+    @discardableResult
+    func markLost(_ message: String) -> BackendFailure {
+        let failure = BackendFailure(code: ENODEV, message)
+        let first = shared.locked { state -> BackendFailure in
+            if let lost = state.lost { return lost }
+            state.lost = failure
+            return failure
+        }
+        shared.broadcast()
+        return first
+    }
+
+    /// The rumble state a frame asks for: channel 0 strong, 1 weak, 2 left trigger, 3 right trigger
+    /// (where the family has them); a frequency of 0 means the channel's default.
+    static func rumbleState(_ frame: FrameView, channelCount: Int) -> RumbleState {
+        var state = RumbleState()
+        let count = min(frame.channelCount, channelCount)
+        func drive(_ index: Int) -> (amplitude: Double, frequency: Double?) {
+            guard index < count else { return (0, nil) }
+            let raw = frame[index]
+            return (Double(raw.amplitude), raw.frequency > 0 ? Double(raw.frequency) : nil)
+        }
+        let strong = drive(0), weak = drive(1)
+        state.strong = strong.amplitude
+        state.weak = weak.amplitude
+        if let frequency = strong.frequency { state.strongFrequency = frequency }
+        if let frequency = weak.frequency { state.weakFrequency = frequency }
+        if channelCount >= 4 {
+            state.leftTrigger = drive(2).amplitude
+            state.rightTrigger = drive(3).amplitude
+        }
+        return state
+    }
+
+    // MARK: The writer thread
+
+    private static func writerLoop(shared: Guarded<WriterState>, gamepad: DiscoveredGamepad, label: String) {
+        while true {
+            let step = shared.wait { state -> Guarded<WriterState>.Decision<Step> in
+                guard let session = state.session else { return state.terminate ? .done(.exit) : .sleep }
+                if state.lost != nil {
+                    state.session = nil
+                    state.closingInFlight = true
+                    return .done(.close(session))
+                }
+                switch state.schedule.next(now: Monotonic.now()) {
+                case .write(let rumble):
+                    let sequence = state.sequence
+                    state.sequence &+= 1
+                    return .done(.write(session, rumble, sequence))
+                case .wait(let deadline):
+                    return .sleepUntil(deadline)
+                case .idle:
+                    return .sleep
+                case .close:
+                    state.session = nil
+                    state.closingInFlight = true
+                    return .done(.close(session))
+                }
+            }
+            switch step {
+            case .exit:
+                return
+            case .close(let session):
+                session.handle.close()
+                shared.locked { $0.closingInFlight = false }
+                shared.broadcast()
+            case .write(let session, let rumble, let sequence):
+                let result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
+                let finished = Monotonic.now()
+                var failure: BackendFailure?
+                var gone = false
+                if case .failure(let error) = result {
+                    gone = error.errno == ENODEV || error.errno == ENXIO || !Discovery.stillPresent(gamepad)
+                    failure =
+                        gone
+                        ? BackendFailure(code: ENODEV, "\(label): the controller disappeared while writing (\(error.message))")
+                        : BackendFailure(code: error.errno == 0 ? EIO : error.errno, "\(label): rumble write failed: \(error.message)")
+                }
+                shared.locked { state in
+                    state.schedule.wrote(rumble, at: finished, succeeded: failure == nil)
+                    if gone, state.lost == nil { state.lost = failure }
+                    if !gone, let failure { state.pendingFailure = failure }
+                }
+                shared.broadcast()
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder until the HID backend lands (helper at work).

@@ -1,0 +1,162 @@
+import Foundation
+import HIDReports
+import Haptics
+import Synchronization
+import Testing
+import VMRig
+
+extension GuestKernelTests {
+    /// Guest side: controllers come and go while the engine runs, and the backend refuses a node the
+    /// user may not open with a message that says how to fix it.
+    @Suite struct HIDBackendHotplug {
+        /// A DualShock 4 over Bluetooth with a fixed MAC address, so that plugging it again gives the
+        /// same `HID_UNIQ`, hence the same device id.
+        static func plugDualShock4(mac: [UInt8]) async throws -> UHIDDevice {
+            try await HIDGuest.onThread {
+                let controller = VirtualController.dualShock4Bluetooth
+                try HIDGuest.loadModules(for: controller)
+                let descriptor = try controller.descriptor()
+                let pad = try UHIDDevice(
+                    descriptor: descriptor, name: controller.deviceName, bus: controller.bus, vendorID: controller.vendorID,
+                    productID: controller.productID, uniq: VirtualController.macString(mac), featureReports: controller.featureReports(mac: mac))
+                _ = try pad.waitForDriver(timeout: .seconds(30))
+                _ = try pad.hidrawPath()
+                return pad
+            }
+        }
+
+        /// One second of changing drive, so reports keep coming on every device.
+        static func steps() throws -> HapticPattern {
+            try HapticPattern(
+                events: [0.3, 0.9, 0.5, 1.0, 0.4].enumerated().map { index, intensity in
+                    HapticEvent(
+                        eventType: .hapticContinuous,
+                        parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: 0.5)],
+                        relativeTime: Double(index) * 0.2, duration: 0.2)
+                })
+        }
+
+        @Test("unplug mid-pattern: device lost, the other device plays on, and the same id comes back on replug")
+        func unplugAndReplug() async throws {
+            let mac = VirtualController.uniqueMAC()
+            let lostFacts = PadFacts(.dualShock4Bluetooth), otherFacts = PadFacts(.dualSenseUSB)
+            let lostPad = try await Self.plugDualShock4(mac: mac)
+            var lostPadDestroyed = false
+            defer { if !lostPadDestroyed { try? lostPad.destroy() } }
+            let otherPad = try await HIDGuest.plug(.dualSenseUSB)
+            defer { try? otherPad.destroy() }
+
+            let system = HIDGuest.system()
+            let events = Mutex<[BackendEvent]>([])
+            system.onDeviceEvent { event in events.withLock { $0.append(event) } }
+            let lostID = try HIDGuest.expectedID(lostPad, .dualShock4Bluetooth)
+            let otherID = try HIDGuest.expectedID(otherPad, .dualSenseUSB)
+            #expect(lostID == "hid:054c:05c4:bluetooth:" + VirtualController.macString(mac))
+            _ = try await HIDGuest.description(system, id: lostID)
+            _ = try await HIDGuest.description(system, id: otherID)
+
+            let start = HIDGuest.now()
+            var unplugged: UInt64 = 0
+            do {
+                let lostDevice = try system.openDevice(lostID), otherDevice = try system.openDevice(otherID)
+                let engine = try HapticEngine(devices: [lostDevice, otherDevice], policy: HapticPolicy())
+                let stopped = Mutex<[(reason: HapticEngine.StoppedReason, at: UInt64)]>([])
+                engine.stoppedHandler = { reason in stopped.withLock { $0.append((reason, HIDGuest.now())) } }
+                let player = try engine.makeAdvancedPlayer(with: try Self.steps())
+                let finished = Mutex<(done: Bool, error: String?)>((false, nil))
+                player.completionHandler = { error in finished.withLock { $0 = (true, error.map { "\($0)" }) } }
+                try player.start(atTime: 0)
+                // Unplug once the DualShock 4 has played two of the five steps, from a thread of its own
+                // so the moment is exact.
+                unplugged = try await HIDGuest.onThread {
+                    try HIDGuest.block(for: "two steps on the DualShock 4", timeout: 5) {
+                        ReportCheck.ours(lostPad, lostFacts, since: start).count >= 2
+                    }
+                    let at = HIDGuest.now()
+                    try lostPad.destroy()
+                    return at
+                }
+                lostPadDestroyed = true
+                #expect(HIDGuest.seconds(unplugged, since: start) < 0.7, "the unplug came \(HIDGuest.seconds(unplugged, since: start)) s into the 1 s pattern")
+                try await HIDGuest.wait(for: "the engine to report \(lostID) lost", timeout: 5) {
+                    stopped.withLock { $0.contains { $0.reason == .deviceLost(deviceID: lostID) } }
+                }
+                let reported = stopped.withLock { $0.first { $0.reason == .deviceLost(deviceID: lostID) }!.at }
+                print("hid-backend: device lost reported \(String(format: "%.1f", HIDGuest.seconds(reported, since: unplugged) * 1000)) ms after the unplug")
+                try await HIDGuest.wait(for: "the pattern to finish on the other device", timeout: 5) { finished.withLock { $0.done } }
+                #expect(finished.withLock { $0.error } == nil, "the player did not play to its end")
+                #expect(lostDevice.isLost)
+                #expect(!otherDevice.isLost)
+                #expect(stopped.withLock { $0.map(\.reason) } == [.deviceLost(deviceID: lostID)])
+                engine.stop()
+                otherDevice.close()
+                lostDevice.close()
+            }
+            // The other device played on: states after the unplug, ending silent.
+            try await HIDGuest.wait(for: "the DualSense's off report", timeout: 5) {
+                ReportCheck.ours(otherPad, otherFacts, since: start).last.map { ReportCheck.isOff($0, otherFacts) } ?? false
+            }
+            let after = ReportCheck.ours(otherPad, otherFacts, since: unplugged + 50_000_000)
+            let drivenAfter = Set(after.filter { !ReportCheck.isOff($0, otherFacts) }.map(\.data))
+            #expect(drivenAfter.count >= 2, "the DualSense got \(after.count) reports after the unplug")
+            ReportCheck.spacing(ReportCheck.ours(otherPad, otherFacts, since: start), facts: otherFacts, since: start)
+            try await HIDGuest.wait(for: "device-removed for \(lostID)", timeout: 5) {
+                events.withLock { $0.contains(.deviceRemoved(id: lostID)) }
+            }
+
+            // Plug it in again: same id, announced, and it plays.
+            let replugged = try await Self.plugDualShock4(mac: mac)
+            defer { try? replugged.destroy() }
+            try await HIDGuest.wait(for: "device-added for \(lostID)", timeout: 10) {
+                events.withLock { $0.contains(.deviceAdded(id: lostID)) }
+            }
+            let again = HIDGuest.now()
+            let device = try system.openDevice(lostID)
+            defer { device.close() }
+            #expect(!device.isLost, "the system handed back the lost device object")
+            let engine = try HapticEngine(devices: [device], policy: HapticPolicy())
+            let player = try engine.makeAdvancedPlayer(with: try .transient(at: 0, intensity: 1, sharpness: 0.3))
+            let finished = Mutex(false)
+            player.completionHandler = { _ in finished.withLock { $0 = true } }
+            try player.start(atTime: 0)
+            try await HIDGuest.wait(for: "the replugged pad to play", timeout: 5) { finished.withLock { $0 } }
+            engine.stop()
+            try await HIDGuest.wait(for: "the replugged pad's off report", timeout: 5) {
+                ReportCheck.ours(replugged, lostFacts, since: again).last.map { ReportCheck.isOff($0, lostFacts) } ?? false
+            }
+            #expect(ReportCheck.ours(replugged, lostFacts, since: again).count >= 2)
+        }
+
+        @Test("without access to the node, open fails with EACCES naming the node and the udev rule")
+        func permissionDenied() async throws {
+            let controller = VirtualController.dualShock4v1USB
+            let pad = try await HIDGuest.plug(controller)
+            defer { try? pad.destroy() }
+            let node = try pad.hidrawPath()
+            // devtmpfs creates hidraw nodes root-only already; make sure, as a distribution without the rule would.
+            #expect(chown(node, 0, 0) == 0 && chmod(node, 0o600) == 0)
+            let system = HIDGuest.system()
+            let id = try HIDGuest.expectedID(pad, controller)
+            _ = try await HIDGuest.description(system, id: id)
+            let cal = TestSupport.buildDirectory + "/haptic-cal"
+            try #require(FileManager.default.isExecutableFile(atPath: cal), "build haptic-cal first (swift build)")
+
+            // Listing needs no access to the node: the controller shows up for the unprivileged user.
+            let list = try UnprivilegedProcess.run(cal, ["list"])
+            #expect(list.output.contains(id), "haptic-cal list as nobody:\n\(list.output)")
+            // Playing does: the error names the node, the rule file and the fix.
+            let play = try UnprivilegedProcess.run(cal, ["play", id, "--duration", "0.05"])
+            #expect(play.status != 0)
+            #expect(play.output.contains(node), "haptic-cal play as nobody:\n\(play.output)")
+            #expect(play.output.contains("permission denied"))
+            #expect(play.output.contains("Hardware/udev/70-haptics-gamepads.rules"))
+            #expect(play.output.contains("/etc/udev/rules.d/70-haptics-gamepads.rules"))
+            #expect(play.output.contains("udevadm"))
+
+            // Root may open it: the refusal above is the permission, not a broken node.
+            let fd = open(node, O_RDWR | O_CLOEXEC)
+            #expect(fd >= 0)
+            if fd >= 0 { close(fd) }
+        }
+    }
+}
