@@ -53,11 +53,14 @@ let package = Package(
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         .target(name: "HIDReports", path: "Plugins/HID/Reports"),
-        .target(name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HIDReports", "CHidapi"], path: "Plugins/HID/Backend"),
+        .target(
+            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi"], path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
-        .target(name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "GPIOBoards", "CGpiodShim"], path: "Plugins/GPIO/Backend"),
+        .target(
+            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim"],
+            path: "Plugins/GPIO/Backend"),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
@@ -78,7 +81,7 @@ let package = Package(
                 "Haptics", "HapticsSupport", "HapticsCalibration", "HapticsInteraction",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .executableTarget(name: "haptics-bench", dependencies: ["Haptics"]),
+        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport"]),
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),

@@ -37,19 +37,19 @@ final class RecordingLog: Sendable {
         }
         self.path = path
         let described = devices.map { Self.describe($0.spec) }.joined(separator: ",")
-        let header = "{\"t_ns\":\(Self.monotonicNanoseconds()),\"event\":\"recording\",\"version\":\(Self.formatVersion),\"devices\":[\(described)]}\n"
+        let header = "{\"t_ns\":\(Monotonic.now()),\"event\":\"recording\",\"version\":\(Self.formatVersion),\"devices\":[\(described)]}\n"
         try write(Array(header.utf8))
     }
 
     /// Records `event` on `device` now.
     func append(event name: StaticString, device: String) {
-        let now = Self.monotonicNanoseconds()
+        let now = Monotonic.now()
         pending.withLock { $0.append(.event(time: now, name: name, device: device)) }
     }
 
     /// Records a drive frame received now.
     func append(frame: FrameView, device: String) {
-        let now = Self.monotonicNanoseconds()
+        let now = Monotonic.now()
         var channels: [(amplitude: Float, frequency: Float)] = []
         channels.reserveCapacity(frame.channelCount)
         for index in 0..<frame.channelCount { channels.append(frame[index]) }
@@ -94,12 +94,6 @@ final class RecordingLog: Sendable {
         } catch {
             throw BackendFailure(code: EIO, "recording.output: cannot write \(path): \(error)")
         }
-    }
-
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// A device in the same JSON shape `recording.devices` accepts.

@@ -1,4 +1,5 @@
 import CHapticsABI
+import HapticsSupport
 
 /// A failure a backend reports to the host: an errno value and a one-line message that names the
 /// node, path or line involved and, where there is one, the fix.
@@ -15,6 +16,11 @@ public struct BackendFailure: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// A thread the backend needed could not be started.
+    public init(_ error: ThreadStartError) {
+        self.init(code: error.errno, error.description)
+    }
 }
 
 /// One backend instance, written in Swift. ``fillBackendTable(name:host:table:size:make:)`` wraps it

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Haptics
+import HapticsSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -95,12 +96,12 @@ enum HIDRace {
             finished.withLock { $0 = false }
             let start = pad.arm(oursOn)
             try player.start(atTime: 0)
-            callDurations.withLock { $0.append(Double(RaceClock.now() - start) / 1e3) }
+            callDurations.withLock { $0.append(Double(Monotonic.now() - start) / 1e3) }
             let arrival = pad.wait(timeout: 1)
             _ = pad.arm(oursOff, after: start)
             let off = pad.wait(timeout: 1)
-            let deadline = RaceClock.now() + 1_000_000_000
-            while (!finished.withLock({ $0 }) || device.powerState != .idle) && RaceClock.now() < deadline { pause(0.001) }
+            let deadline = Monotonic.now() + 1_000_000_000
+            while (!finished.withLock({ $0 }) || device.powerState != .idle) && Monotonic.now() < deadline { pause(0.001) }
             guard off != nil, device.powerState == .idle else {
                 let recent = pad.outputs().suffix(4).map { report in report.data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ") }
                 throw BenchError("the pattern did not end with the off report and idle: off report \(off != nil), finished \(finished.withLock { $0 }), \(device.powerState), last error \(String(describing: device.lastError)); last reports: \(recent)")
@@ -168,7 +169,7 @@ enum HIDRace {
         if let sdl { clients.append((Client.sdl, { try sdlRumble(sdl) })) }
         var samples = [[Double]](repeating: [], count: clients.count)
         var missed = [Int](repeating: 0, count: clients.count)
-        let began = RaceClock.now()
+        let began = Monotonic.now()
         for round in 0..<options.rounds {
             for step in 0..<clients.count {
                 let index = (round + step) % clients.count  // rotate the order every round
@@ -180,7 +181,7 @@ enum HIDRace {
                 pause(0.02)
             }
         }
-        let took = Double(RaceClock.now() - began) / 1e9
+        let took = Double(Monotonic.now() - began) / 1e9
         printTable(clients.map(\.name), samples, missed, rounds: options.rounds, seconds: took)
         let calls = Stats(callDurations.withLock { $0 })
         print("the player.start call itself returns after p50 \(us(calls.p50)), p99 \(us(calls.p99)) (the engine's pass: render, submit, reschedule)")
@@ -288,21 +289,7 @@ enum HIDRace {
     }
 
     static func pause(_ seconds: Double) {
-        RaceClock.sleep(until: RaceClock.now() + UInt64(seconds * 1e9))
-    }
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds (the clock the uhid reader stamps arrivals with).
-enum RaceClock {
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-
-    static func sleep(until deadline: UInt64) {
-        var request = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
+        Monotonic.sleep(until: Monotonic.now() + UInt64(seconds * 1e9))
     }
 }
 
@@ -375,7 +362,7 @@ final class VirtualPad: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         while arrival.wait(timeout: .now()) == .success {}  // drop a stale signal
-        let now = RaceClock.now()
+        let now = Monotonic.now()
         hit = nil
         armed = nil
         if let after, let early = received.first(where: { $0.timestamp >= after && match($0.data) }) {
@@ -402,8 +389,8 @@ final class VirtualPad: @unchecked Sendable {
 
     /// The hidraw node, once a driver has bound the device.
     func waitForNode(timeout: Double) throws -> String {
-        let deadline = RaceClock.now() + UInt64(timeout * 1e9)
-        while RaceClock.now() < deadline {
+        let deadline = Monotonic.now() + UInt64(timeout * 1e9)
+        while Monotonic.now() < deadline {
             if let node = hidrawNode(), access("/dev/" + node, F_OK) == 0 { return "/dev/" + node }
             HIDRace.pause(0.01)
         }
@@ -441,7 +428,7 @@ final class VirtualPad: @unchecked Sendable {
         var event = [UInt8](repeating: 0, count: Self.eventSize)
         while true {
             let count = event.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            let now = RaceClock.now()
+            let now = Monotonic.now()
             if count < 0 {
                 if errno == EINTR { continue }
                 return
@@ -579,8 +566,8 @@ final class SDLClient {
         version = parts.map(String.init).joined(separator: ".")
         guard initialize(0x2000) == 0 else { throw BenchError("SDL_Init(GAMECONTROLLER): \(String(cString: errorFunction()!))") }
         var found: (Int32, String)?
-        let deadline = RaceClock.now() + 5_000_000_000
-        while found == nil, RaceClock.now() < deadline {
+        let deadline = Monotonic.now() + 5_000_000_000
+        while found == nil, Monotonic.now() < deadline {
             update()
             for index in 0..<count() where isController(index) != 0 {
                 let name = nameForIndex(index).map { String(cString: $0) } ?? ""

@@ -1,6 +1,7 @@
 import CGpiodShim
 import CHapticsABI
 import GPIOBoards
+import HapticsSupport
 import HapticsPluginKit
 import Synchronization
 
@@ -57,10 +58,10 @@ final class GPIOBackend: BackendDriver {
         search = BoardSearch.standard(setting: services.configuration(BoardSearch.settingKey), environment: environment)
         paths = HardwarePaths(
             sysfsRoot: services.configuration("gpio.sysfs-root") ?? "/sys", chipDirectory: services.configuration("gpio.chip-path") ?? "/dev")
-        do {
+        do throws(ThreadStartError) {
             watchdog = try Watchdog()
         } catch {
-            throw BackendFailure(code: error.errno, "gpio: cannot create the safety watchdog: \(String(cString: strerror(error.errno)))")
+            throw BackendFailure(code: error.errno, "gpio: cannot start the safety watchdog: \(error)")
         }
         services.log(HAPTICS_LOG_DEBUG, "gpio: libgpiod v\(gpiod_shim_api_version()) API; sysfs root \(paths.sysfsRoot); chips in \(paths.chipDirectory)")
     }
@@ -145,10 +146,10 @@ final class GPIOBackend: BackendDriver {
         let config = hardware.config
         var samples: [UInt64] = []
         for _ in 0..<3 {
-            let start = monotonicNanoseconds()
+            let start = Monotonic.now()
             try hardware.apply(config.awakeOutput(level: 0, currentPeriod: hardware.output.pwm.periodNanoseconds))
             try hardware.rewriteDuty()
-            samples.append(monotonicNanoseconds() - start)
+            samples.append(Monotonic.now() - start)
             try hardware.apply(config.idleOutput(currentPeriod: hardware.output.pwm.periodNanoseconds))
         }
         return samples.sorted()[samples.count / 2] + config.documentedWakeNanoseconds

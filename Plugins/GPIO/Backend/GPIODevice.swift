@@ -1,4 +1,5 @@
 import CHapticsABI
+import HapticsSupport
 import GPIOBoards
 import HapticsPluginKit
 import Synchronization
@@ -92,7 +93,7 @@ final class GPIODevice: DeviceDriver, DeadlineTarget {
 
     /// Changes the request with `change`, then recomputes the output at the current time and applies it.
     private func update(_ change: (inout State) -> Void) throws(BackendFailure) {
-        let now = monotonicNanoseconds()
+        let now = Monotonic.now()
         let result: Result<(UInt64?, cutNow: Bool), BackendFailure> = state.withLock { state in
             guard let hardware = state.hardware else { return .failure(BackendFailure(code: ENODEV, "the device is closed")) }
             change(&state)

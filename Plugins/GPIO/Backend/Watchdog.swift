@@ -1,9 +1,5 @@
 import GPIOBoards
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import HapticsSupport
 
 /// Something with a safety deadline: a kick that must end, a continuous drive that must be cut.
 protocol DeadlineTarget: AnyObject, Sendable {
@@ -13,110 +9,56 @@ protocol DeadlineTarget: AnyObject, Sendable {
 
 /// One thread per backend instance that calls ``DeadlineTarget/deadlineReached()`` at each
 /// scheduled deadline, so a limit holds even when the host sends no further frame (a 10 s
-/// continuous event is one frame). It sleeps in `poll(2)` on a pipe until the earliest deadline (met within 1 ms),
-/// makes no wake-ups while nothing is scheduled, and starts with the first deadline.
+/// continuous event is one frame). The thread starts with the backend, so no limit can go
+/// unenforced for want of it; it sleeps on a monotonic condition variable until the earliest
+/// deadline and makes no wake-ups while nothing is scheduled.
 final class Watchdog: Sendable {
     private struct State {
         var deadlines: [ObjectIdentifier: (at: UInt64, target: any DeadlineTarget)] = [:]
-        var thread: pthread_t?
         var stopping = false
     }
 
-    private let state = Mutex(State())
-    /// The pipe that wakes the thread: [read end, write end]; owned here, closed after the thread ends.
-    private let pipeEnds: [Int32]
+    private let shared = Guarded(State())
+    private let thread: PosixThread
 
-    init() throws(WatchdogError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw WatchdogError(errno: errno) }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)
-        }
-        pipeEnds = ends
-    }
-
-    deinit {
-        close(pipeEnds[0])
-        close(pipeEnds[1])
+    init() throws(ThreadStartError) {
+        let shared = self.shared
+        thread = try PosixThread.start(name: "haptics-gpio-wd") { Watchdog.run(shared) }
     }
 
     /// Calls `target` at `deadline` (`CLOCK_MONOTONIC` ns), replacing its previous deadline; nil cancels.
     func schedule(_ target: any DeadlineTarget, at deadline: UInt64?) {
         let key = ObjectIdentifier(target)
-        let (start, wake) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopping else { return (false, false) }
+        let earlier = shared.locked { state -> Bool in
+            guard !state.stopping else { return false }
             let earliest = state.deadlines.values.map(\.at).min()
-            if let deadline {
-                state.deadlines[key] = (deadline, target)
-            } else {
-                state.deadlines[key] = nil
-            }
-            guard let deadline else { return (false, false) }
-            return (state.thread == nil, earliest.map { deadline < $0 } ?? true)
+            state.deadlines[key] = deadline.map { ($0, target) }
+            guard let deadline else { return false }
+            return earliest.map { deadline < $0 } ?? true
         }
-        if start { startThread() }
-        if wake { poke() }
+        if earlier { shared.broadcast() }
     }
 
     /// Stops the thread and waits for it. Later ``schedule(_:at:)`` calls do nothing.
     func shutdown() {
-        let thread = state.withLock { state -> pthread_t? in
-            state.stopping = true
+        let first = shared.locked { state -> Bool in
+            defer { state.stopping = true }
             state.deadlines.removeAll()
-            return state.thread
+            return !state.stopping
         }
-        poke()
-        if let thread { pthread_join(thread, nil) }
+        shared.broadcast()
+        if first { thread.join() }
     }
 
-    private func poke() {
-        var byte: UInt8 = 1
-        _ = write(pipeEnds[1], &byte, 1)
-    }
-
-    private func startThread() {
-        state.withLock { state in
-            guard state.thread == nil, !state.stopping else { return }
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(self).toOpaque()
-            let created = pthread_create(&thread, nil, { context in
-                let watchdog = Unmanaged<Watchdog>.fromOpaque(context!).takeRetainedValue()
-                watchdog.run()
-                return nil
-            }, context)
-            if created == 0 {
-                state.thread = thread
-            } else {
-                Unmanaged<Watchdog>.fromOpaque(context).release()
-            }
+    private static func run(_ shared: Guarded<State>) {
+        while let due = shared.wait({ state -> Guarded<State>.Decision<[any DeadlineTarget]?> in
+            if state.stopping { return .done(nil) }
+            let now = Monotonic.now()
+            let keys = state.deadlines.filter { $0.value.at <= now }.map(\.key)
+            if !keys.isEmpty { return .done(keys.compactMap { state.deadlines.removeValue(forKey: $0)?.target }) }
+            return state.deadlines.values.map(\.at).min().map { .sleepUntil($0) } ?? .sleep
+        }) {
+            for target in due { target.deadlineReached() }
         }
     }
-
-    private func run() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let (next, stopping) = state.withLock { ($0.deadlines.values.map(\.at).min(), $0.stopping) }
-            if stopping { return }
-            let now = monotonicNanoseconds()
-            if let next, next <= now {
-                let due = state.withLock { state -> [any DeadlineTarget] in
-                    let keys = state.deadlines.filter { $0.value.at <= now }.map(\.key)
-                    return keys.compactMap { state.deadlines.removeValue(forKey: $0)?.target }
-                }
-                for target in due { target.deadlineReached() }
-                continue
-            }
-            var descriptor = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
-            // poll(2) counts milliseconds: round up, so a deadline is met at most 1 ms late, never early.
-            let timeout = next.map { Int32(min(($0 - now + 999_999) / 1_000_000, 3_600_000)) } ?? -1
-            _ = poll(&descriptor, 1, timeout)
-            while buffer.withUnsafeMutableBytes({ read(pipeEnds[0], $0.baseAddress, $0.count) }) > 0 {}
-        }
-    }
-}
-
-/// The watchdog's pipe could not be made.
-struct WatchdogError: Error {
-    var errno: Int32
 }

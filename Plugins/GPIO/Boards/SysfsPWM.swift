@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import HapticsSupport
 #endif
 
 /// A sysfs PWM operation that failed: the path, what was done, the errno, and a hint.
@@ -99,11 +100,11 @@ public final class SysfsPWMChannel {
         }
         // The directory appears after the export; for a non-root user udev then changes the
         // attributes' group, so wait until `enable` is writable too.
-        let deadline = monotonicNanoseconds() + exportTimeout
+        let deadline = Monotonic.now() + exportTimeout
         var pause: UInt32 = 200
         while access(directory + "/enable", W_OK) != 0 {
             let code = errno
-            if monotonicNanoseconds() >= deadline {
+            if Monotonic.now() >= deadline {
                 if code == EACCES || code == EPERM {
                     throw SysfsPWMError(path: directory + "/enable", operation: "open for writing", errno: code, hint: pwmPermissionHint)
                 }
@@ -244,11 +245,4 @@ public final class SysfsPWMChannel {
         }
         return names.sorted()
     }
-}
-
-/// `CLOCK_MONOTONIC` now, in nanoseconds: the clock every safety deadline uses.
-public func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

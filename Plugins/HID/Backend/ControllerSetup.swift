@@ -1,6 +1,7 @@
 import CHapticsABI
 import HIDReports
 import HapticsPluginKit
+import HapticsSupport
 
 #if canImport(Glibc)
 import Glibc

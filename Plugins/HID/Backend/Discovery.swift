@@ -1,6 +1,7 @@
 import CHapticsABI
 import HIDReports
 import HapticsPluginKit
+import HapticsSupport
 import Synchronization
 
 #if canImport(Glibc)

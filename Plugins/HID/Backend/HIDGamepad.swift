@@ -1,6 +1,7 @@
 import CHapticsABI
 import HIDReports
 import HapticsPluginKit
+import HapticsSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -84,8 +85,12 @@ final class HIDGamepad: DeviceDriver {
         self.shared = shared
         let id = gamepad.id, path = gamepad.path
         let snapshot = gamepad
-        writer = try PosixThread.start(name: "haptics-hid-wr") {
-            Self.writerLoop(shared: shared, gamepad: snapshot, label: "\(id) at \(path)")
+        do throws(ThreadStartError) {
+            writer = try PosixThread.start(name: "haptics-hid-wr") {
+                Self.writerLoop(shared: shared, gamepad: snapshot, label: "\(id) at \(path)")
+            }
+        } catch {
+            throw BackendFailure(error)
         }
     }
 

@@ -1,4 +1,5 @@
 import HapticsPluginKit
+import HapticsSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,10 +63,10 @@ final class HotplugMonitor: Sendable {
             let subscription = Subscription(id: state.nextID, changed: changed)
             state.nextID += 1
             if state.thread == nil {
-                do throws(BackendFailure) {
+                do throws(ThreadStartError) {
                     state.thread = try PosixThread.start(name: "haptics-hid-hp") { [self] in run() }
                 } catch {
-                    return .failure(error)
+                    return .failure(BackendFailure(error))
                 }
             }
             state.subscribers.append(subscription)

@@ -1,3 +1,4 @@
+import HapticsSupport
 import HIDReports
 import Synchronization
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import HapticsSupport
 
 /// A point in time on the system's monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
 ///
@@ -28,9 +24,7 @@ public struct HapticInstant: Comparable, Hashable, Sendable, CustomStringConvert
 
     /// The current value of `CLOCK_MONOTONIC`.
     public static func monotonicNow() -> HapticInstant {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return HapticInstant(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+        HapticInstant(nanoseconds: Monotonic.now())
     }
 
     /// This instant moved by `seconds` (negative moves back, stopping at 0).

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 import CHapticsSystem
+import HapticsSupport
+import Synchronization
 
 /// The monotonic clock with its own scheduler thread.
 ///
@@ -46,14 +44,16 @@ public final class SystemClock: HapticClock {
 }
 
 /// The state shared by a ``SystemClock`` and its thread; it outlives the clock until the thread ends.
-private final class SchedulerCore: @unchecked Sendable {
-    // The queue and flags are guarded by `mutex`; `condition` is signalled on every change that can
-    // move the earliest deadline earlier, and on shut-down.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var queue = DeadlineQueue()
-    private var started = false
-    private var stopping = false
+private final class SchedulerCore: Sendable {
+    private struct State {
+        var queue = DeadlineQueue()
+        var started = false
+        var stopping = false
+        /// The thread is asleep on the condition variable (the next call of the wait body is a wake-up).
+        var sleeping = false
+    }
+
+    private let shared = Guarded(State())
     let name: String
     let realtime: Bool
     let wakeUps = Atomic<UInt64>(0)
@@ -62,82 +62,50 @@ private final class SchedulerCore: @unchecked Sendable {
     init(name: String, realtime: Bool) {
         self.name = name
         self.realtime = realtime
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     func schedule(at deadline: HapticInstant, _ action: @escaping @Sendable () -> Void) -> ScheduledActionID {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        let earliest = queue.earliestDeadline
-        let id = queue.insert(deadline, action)
-        if !started {
-            started = true
-            startThread()
-        } else if earliest.map({ deadline < $0 }) ?? true {
-            pthread_cond_signal(condition)
+        let (id, wake) = shared.locked { state -> (ScheduledActionID, Bool) in
+            let earliest = state.queue.earliestDeadline
+            let id = state.queue.insert(deadline, action)
+            if !state.started {
+                state.started = true
+                do {
+                    try PosixThread.start(name: name) { [self] in run() }.detach()
+                } catch {
+                    preconditionFailure("the haptics scheduler thread could not start: \(error)")
+                }
+                return (id, false)
+            }
+            return (id, earliest.map { deadline < $0 } ?? true)
         }
+        if wake { shared.broadcast() }
         return id
     }
 
     func cancel(_ id: ScheduledActionID) {
-        pthread_mutex_lock(mutex)
-        queue.cancel(id)
-        pthread_mutex_unlock(mutex)
-        // No signal: a cancelled head only makes the thread wake early once and find nothing due.
+        // No wake-up: a cancelled head only makes the thread wake early once and find nothing due.
+        shared.locked { $0.queue.cancel(id) }
     }
 
     func shutDown() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
-    }
-
-    private func startThread() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let core = Unmanaged<SchedulerCore>.fromOpaque(raw!).takeRetainedValue()
-            core.run()
-            return nil
-        }, context)
-        precondition(rc == 0, "pthread_create failed for the haptics scheduler thread: errno \(rc)")
-        pthread_detach(thread)
+        shared.locked { $0.stopping = true }
+        shared.broadcast()
     }
 
     private func run() {
-        let gotRealtime = haptics_tune_scheduler_thread(name, realtime ? 1 : 0, 20) == 1
-        isRealtime.store(gotRealtime, ordering: .relaxed)
-        pthread_mutex_lock(mutex)
-        while !stopping {
-            if let entry = queue.popDue(at: .monotonicNow()) {
-                pthread_mutex_unlock(mutex)
-                entry.action()
-                pthread_mutex_lock(mutex)
-                continue
+        isRealtime.store(haptics_tune_scheduler_thread(name, realtime ? 1 : 0, 20) == 1, ordering: .relaxed)
+        while let entry = shared.wait({ state -> Guarded<State>.Decision<DeadlineQueue.Entry?> in
+            if state.sleeping {
+                state.sleeping = false
+                wakeUps.add(1, ordering: .relaxed)
             }
-            if let deadline = queue.earliestDeadline {
-                var ts = timespec(
-                    tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
-                    tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
-                pthread_cond_timedwait(condition, mutex, &ts)
-            } else {
-                pthread_cond_wait(condition, mutex)
-            }
-            wakeUps.add(1, ordering: .relaxed)
+            if state.stopping { return .done(nil) }
+            if let entry = state.queue.popDue(at: .monotonicNow()) { return .done(entry) }
+            state.sleeping = true
+            return state.queue.earliestDeadline.map { .sleepUntil($0.nanoseconds) } ?? .sleep
+        }) {
+            entry.action()
         }
-        pthread_mutex_unlock(mutex)
     }
 }

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// State behind a pthread mutex with one condition variable on `CLOCK_MONOTONIC`.
+///
+/// `Synchronization.Mutex` has no condition variable, and the writer thread must sleep until "a new
+/// state was submitted, or the spacing deadline passed", so this small owner wraps the two pthread
+/// objects. It allocates them once and destroys them exactly once, in `deinit`.
+///
+/// Waiting never happens inside an access to the state: ``wait(_:)`` calls its body (one `inout`
+/// access), and only after the body returned does it sleep on the condition variable, so another
+/// thread's changes made meanwhile are seen by the next call and never overwritten.
+public final class Guarded<State>: @unchecked Sendable {
+    // `state` is only touched between pthread_mutex_lock and pthread_mutex_unlock; the pthread
+    // objects live at stable heap addresses for the object's lifetime.
+    private var state: State
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    /// What the body of ``wait(_:)`` decides.
+    public enum Decision<Result> {
+        /// Stop waiting with this result.
+        case done(Result)
+        /// Sleep until the next ``broadcast()``, then call the body again.
+        case sleep
+        /// Sleep until the next broadcast or this time (nanoseconds on `CLOCK_MONOTONIC`), then call
+        /// the body again.
+        case sleepUntil(UInt64)
+    }
+
+    /// Guards `initial`.
+    public init(_ initial: State) {
+        state = initial
+        mutex = .allocate(capacity: 1)
+        condition = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the state locked.
+    public func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+
+    /// Calls `body` with the state locked until it decides `.done`, sleeping on the condition
+    /// variable (the lock released) whenever it asks to.
+    public func wait<Result>(_ body: (inout State) -> Decision<Result>) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            switch body(&state) {
+            case .done(let result):
+                return result
+            case .sleep:
+                pthread_cond_wait(condition, mutex)
+            case .sleepUntil(let deadline):
+                var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                pthread_cond_timedwait(condition, mutex, &time)
+            }
+        }
+    }
+
+    /// Wakes every waiter.
+    public func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+}
