@@ -246,6 +246,10 @@ final class HIDGamepad: DeviceDriver {
     // MARK: The writer thread
 
     private static func writerLoop(shared: Guarded<WriterState>, gamepad: DiscoveredGamepad, label: String) {
+        // The writer puts every frame on the wire: it must run the moment a frame is handed over, not
+        // when the fair scheduler next lets it preempt the thread that submitted. It outranks the
+        // engine's scheduler thread (priority 20). Without the privilege it stays a normal thread.
+        PosixThread.requestRealtimeForCurrentThread(priority: 21)
         while true {
             let step = shared.wait { state -> Guarded<WriterState>.Decision<Step> in
                 guard let session = state.session else { return state.terminate ? .done(.exit) : .sleep }

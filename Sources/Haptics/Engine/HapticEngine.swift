@@ -224,6 +224,7 @@ public final class HapticEngine: Sendable {
     /// Plays `timeline` now, fire-and-forget, with every intensity multiplied by `intensityScale`:
     /// the feedback generators' path, one lock and no player object.
     func play(_ timeline: PatternTimeline, intensityScale: Double) throws(HapticEngineError) {
+        var notices: [Notice] = []
         let result: Result<Void, HapticEngineError> = core.withLock { core in
             if !core.running {
                 guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
@@ -233,22 +234,21 @@ public final class HapticEngine: Sendable {
             core.nextPlayerID += 1
             var player = PlayerState(timeline: timeline)
             player.intensityScale = intensityScale
-            let now = clock.now()
-            player.enqueue(.start, at: now)
             core.players[id] = player
             core.orphans.insert(id)
-            core.lastActivity = now
+            startNow(id, &core, notices: &notices)
             return .success(())
         }
         try result.get()
-        tick()
+        deliver(notices)
     }
 
     /// Queues `command` for player `id` at engine time `time` (0 or past: now), then runs the
     /// engine at once so a start for now renders on this thread.
     func send(_ command: PlayerCommand, to id: UInt64, at time: Double) throws(HapticEngineError) {
         guard time.isFinite else { throw .invalidTime(time) }
-        let result: Result<Void, HapticEngineError> = core.withLock { core in
+        var notices: [Notice] = []
+        let result: Result<Bool, HapticEngineError> = core.withLock { core in
             guard core.players[id] != nil else { return .failure(.playerReleased) }
             if !core.running {
                 guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
@@ -256,12 +256,62 @@ public final class HapticEngine: Sendable {
             }
             let now = clock.now()
             let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
+            if case .start = command, instant == now {
+                startNow(id, &core, notices: &notices)
+                return .success(true)
+            }
             core.players[id]!.enqueue(command, at: instant)
             core.lastActivity = now
-            return .success(())
+            return .success(false)
         }
-        try result.get()
-        tick()
+        let startedNow = try result.get()
+        deliver(notices)
+        if !startedNow { tick() }
+    }
+
+    /// Starts player `id` at once and sends its first frame on the calling thread; the full pass is
+    /// handed to the engine's scheduler thread, so the caller returns at once and the backend's
+    /// writer is not kept waiting behind the rest of the engine's work. Voices mix by a per-channel
+    /// maximum, so that frame is the new player's drive over what each device outputs already; the
+    /// full pass recomputes every device from every player. A start also retries a device that
+    /// failed earlier.
+    private func startNow(_ id: UInt64, _ core: inout Core, notices: inout [Notice]) {
+        defer { reschedule(&core, at: clock.now()) }
+        let now = clock.now()
+        apply(.start, at: now, to: &core.players[id]!, notices: &notices)
+        core.lastActivity = now
+        let player = core.players[id]!
+        let external = player.controls.tracks.values(at: now.seconds)
+        for index in core.outputs.indices where !core.outputs[index].lost {
+            core.outputs[index].faulted = false
+            guard core.policy.isEnabled, !player.isMuted else { continue }
+            let (voices, _, _) = player.timeline.evaluate(
+                at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
+            guard !voices.isEmpty else { continue }
+            var desired = core.outputs[index].lastDrives
+            for voice in voices {
+                let drives = core.outputs[index].mapper.drives(
+                    intensity: voice.intensity * player.intensityScale * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
+                for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
+                    desired[channel] = drives[channel]
+                }
+            }
+            desired = core.outputs[index].quantized(desired)
+            let device = core.outputs[index].device
+            let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
+            guard desired != core.outputs[index].lastDrives, earliest <= now else { continue }
+            do {
+                if !core.outputs[index].active {
+                    try device.beginActivity()
+                    core.outputs[index].active = true
+                }
+                try device.submit(DriveFrame(time: now, channels: desired))
+                core.outputs[index].lastDrives = desired
+                core.outputs[index].lastSubmit = now
+            } catch {
+                fail(&core, index: index, error: error, notices: &notices)
+            }
+        }
     }
 
     /// Changes player `id`'s state under the lock (at the current time), then runs the engine.

@@ -34,6 +34,16 @@ public struct PosixThread: Sendable {
         close(fd)
     }
 
+    /// Asks for `SCHED_FIFO` at `priority` (1 … 99) for the calling thread, so it preempts ordinary
+    /// threads as soon as it is woken: for threads that put output on the wire. Needs root or
+    /// `CAP_SYS_NICE` (or an `rtprio` limit); without them the thread keeps its normal policy.
+    /// - Returns: whether the thread now runs `SCHED_FIFO`.
+    @discardableResult
+    public static func requestRealtimeForCurrentThread(priority: Int32) -> Bool {
+        var parameters = sched_param(sched_priority: priority)
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+    }
+
     /// Waits for the thread to finish. Call this or ``detach()`` exactly once.
     public func join() {
         pthread_join(id, nil)
