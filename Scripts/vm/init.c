@@ -148,6 +148,24 @@ static void mkdirs(const char *path, mode_t mode)
 	chmod(buf, mode);
 }
 
+/* A package checked out under /tmp or /run (CI clones often are) is hidden by the guest's own
+ * tmpfs there: mount the host root a second time inside that tmpfs and bind the package back at
+ * its own path, so the test binary, its plugins, fixtures and the rig's kernel tree keep their
+ * paths. HAPTICS_VM_PACKAGE comes from the kernel command line (Scripts/vm/run). */
+static void expose_package(const char *opts9p)
+{
+	const char *package = getenv("HAPTICS_VM_PACKAGE");
+	char source[512], target[512];
+	if (!package || (strncmp(package, "/tmp/", 5) != 0 && strncmp(package, "/run/", 5) != 0))
+		return;
+	mkdirs("/newroot/run/.hostroot", 0755);
+	must_mount("hostroot", "/newroot/run/.hostroot", "9p", MS_RDONLY, opts9p, 1);
+	snprintf(source, sizeof source, "/newroot/run/.hostroot%s", package);
+	snprintf(target, sizeof target, "/newroot%s", package);
+	mkdirs(target, 0755);
+	must_mount(source, target, NULL, MS_BIND, NULL, 1);
+}
+
 int main(int argc, char **argv)
 {
 	mkdir("/dev", 0755);
@@ -183,6 +201,7 @@ int main(int argc, char **argv)
 	must_mount("tmpfs", "/newroot/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755", 1);
 	must_mount("results", "/newroot" RESULTS, "9p", 0,
 		   "trans=virtio,version=9p2000.L,cache=none,msize=512000", 0);
+	expose_package(opts9p);
 
 	if (chroot("/newroot") != 0 || chdir("/") != 0) {
 		say("chroot /newroot failed: %s", strerror(errno));
