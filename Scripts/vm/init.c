@@ -148,22 +148,39 @@ static void mkdirs(const char *path, mode_t mode)
 	chmod(buf, mode);
 }
 
-/* A package checked out under /tmp or /run (CI clones often are) is hidden by the guest's own
- * tmpfs there: mount the host root a second time inside that tmpfs and bind the package back at
- * its own path, so the test binary, its plugins, fixtures and the rig's kernel tree keep their
- * paths. HAPTICS_VM_PACKAGE comes from the kernel command line (Scripts/vm/run). */
-static void expose_package(const char *opts9p)
+/* A package checked out under /tmp or /run (CI clones often are) would be hidden by the guest's
+ * own tmpfs there. stage_package() binds it to /stage in the initramfs before that tmpfs is
+ * mounted; expose_package() binds it back at its own path afterwards, so the test binary, its
+ * plugins, fixtures and the rig's kernel tree keep their paths. (The 9p share cannot be mounted
+ * twice.) HAPTICS_VM_PACKAGE comes from the kernel command line (Scripts/vm/run). */
+static const char *hidden_package(void)
 {
 	const char *package = getenv("HAPTICS_VM_PACKAGE");
-	char source[512], target[512];
 	if (!package || (strncmp(package, "/tmp/", 5) != 0 && strncmp(package, "/run/", 5) != 0))
+		return NULL;
+	return package;
+}
+
+static void stage_package(void)
+{
+	const char *package = hidden_package();
+	char source[512];
+	if (!package)
 		return;
-	mkdirs("/newroot/run/.hostroot", 0755);
-	must_mount("hostroot", "/newroot/run/.hostroot", "9p", MS_RDONLY, opts9p, 1);
-	snprintf(source, sizeof source, "/newroot/run/.hostroot%s", package);
+	mkdirs("/stage", 0755);
+	snprintf(source, sizeof source, "/newroot%s", package);
+	must_mount(source, "/stage", NULL, MS_BIND, NULL, 1);
+}
+
+static void expose_package(void)
+{
+	const char *package = hidden_package();
+	char target[512];
+	if (!package)
+		return;
 	snprintf(target, sizeof target, "/newroot%s", package);
 	mkdirs(target, 0755);
-	must_mount(source, target, NULL, MS_BIND, NULL, 1);
+	must_mount("/stage", target, NULL, MS_BIND, NULL, 1);
 }
 
 int main(int argc, char **argv)
@@ -197,11 +214,12 @@ int main(int argc, char **argv)
 	must_mount("sysfs", "/newroot/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, 1);
 	must_mount("configfs", "/newroot/sys/kernel/config", "configfs", 0, NULL, 0);
 	must_mount("debugfs", "/newroot/sys/kernel/debug", "debugfs", 0, NULL, 0);
+	stage_package();
 	must_mount("tmpfs", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", 1);
 	must_mount("tmpfs", "/newroot/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755", 1);
 	must_mount("results", "/newroot" RESULTS, "9p", 0,
 		   "trans=virtio,version=9p2000.L,cache=none,msize=512000", 0);
-	expose_package(opts9p);
+	expose_package();
 
 	if (chroot("/newroot") != 0 || chdir("/") != 0) {
 		say("chroot /newroot failed: %s", strerror(errno));
