@@ -1,6 +1,7 @@
 import CGpiodShim
 import GPIOBoards
 import HapticsPluginKit
+import HapticsSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -256,14 +257,7 @@ final class ActuatorHardware {
     }
 
     private static func chips(in directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.hasPrefix("gpiochip") { names.append(name) }
-        }
-        return names.sorted()
+        directoryEntries(atPath: directory).filter { $0.hasPrefix("gpiochip") }
     }
 
     /// A backend failure from a sysfs PWM error, naming the board file and key.

@@ -236,13 +236,6 @@ public final class SysfsPWMChannel {
     }
 
     static func chips(under directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.hasPrefix("pwmchip") { names.append(name) }
-        }
-        return names.sorted()
+        directoryEntries(atPath: directory).filter { $0.hasPrefix("pwmchip") }
     }
 }

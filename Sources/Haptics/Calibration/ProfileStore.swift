@@ -64,7 +64,7 @@ public struct ProfileStore: Sendable, Hashable {
         ProfileStore(
             userDirectory: userDirectory(xdgConfigHome: Environment.value("XDG_CONFIG_HOME"), home: Environment.value("HOME") ?? passwdHome()),
             shippedDirectories: shippedDirectories(
-                profilePath: Environment.value("HAPTICS_PROFILE_PATH"), executablePath: executablePath()))
+                profilePath: Environment.value("HAPTICS_PROFILE_PATH"), executablePath: ProcessPaths.executablePath()))
     }
 
     /// The user profile directory for these environment values (see the type's documentation).
@@ -81,12 +81,12 @@ public struct ProfileStore: Sendable, Hashable {
         var directories = (profilePath ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
         if let executablePath, let slash = executablePath.lastIndex(of: "/") {
             let executableDirectory = String(executablePath[..<slash])
-            let installed = normalize(executableDirectory + "/../share/haptics/profiles")
+            let installed = ProcessPaths.normalize(executableDirectory + "/../share/haptics/profiles")
             if isDirectory(installed) { directories.append(installed) }
             let components = executablePath.split(separator: "/")
             if let build = components.lastIndex(of: ".build") {
                 let root = "/" + components[..<build].joined(separator: "/")
-                let tree = normalize(root + "/Hardware/profiles")
+                let tree = ProcessPaths.normalize(root + "/Hardware/profiles")
                 if isRegularFile(root + "/Package.swift"), isDirectory(tree) { directories.append(tree) }
             }
         }
@@ -247,16 +247,7 @@ public struct ProfileStore: Sendable, Hashable {
     }
 
     static func fileNames(in directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        directoryEntries(atPath: directory)
     }
 
     static func isDirectory(_ path: String) -> Bool {
@@ -269,27 +260,8 @@ public struct ProfileStore: Sendable, Hashable {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    static func executablePath() -> String? {
-        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = buffer.withUnsafeMutableBufferPointer { pointer in
-            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) { readlink("/proc/self/exe", $0, pointer.count - 1) }
-        }
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[0..<length], as: UTF8.self)
-    }
-
     static func passwdHome() -> String? {
         guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
         return String(cString: directory)
-    }
-
-    static func normalize(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") {
-            if part == "." { continue }
-            if part == "..", !parts.isEmpty { parts.removeLast(); continue }
-            parts.append(part)
-        }
-        return "/" + parts.joined(separator: "/")
     }
 }

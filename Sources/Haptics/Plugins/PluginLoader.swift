@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CHapticsABI
+import HapticsSupport
 import Logging
 
 /// What ``PluginLoader/loadAll()`` found: the backends that loaded and, for every plugin that did
@@ -89,16 +90,9 @@ public struct PluginLoader: Sendable {
     }
 
     private static func pluginNames(in directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = cString(entry.pointee.d_name)
-            if name.hasPrefix(filePrefix), name.hasSuffix(fileSuffix), name.count > filePrefix.count + fileSuffix.count {
-                names.append(name)
-            }
+        directoryEntries(atPath: directory).filter {
+            $0.hasPrefix(filePrefix) && $0.hasSuffix(fileSuffix) && $0.count > filePrefix.count + fileSuffix.count
         }
-        return names.sorted()
     }
 
     /// Loads one plugin file and creates a backend instance from it.

@@ -27,7 +27,7 @@ public struct PluginSearchPath: Sendable, Hashable {
         var directories = (pluginPath ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
         if let executableDirectory = executableDirectory() {
             directories.append(executableDirectory)
-            directories.append(normalize(executableDirectory + "/../lib/haptics"))
+            directories.append(ProcessPaths.normalize(executableDirectory + "/../lib/haptics"))
         }
         var seen = Set<String>()
         return PluginSearchPath(directories: directories.filter { seen.insert($0).inserted })
@@ -35,22 +35,7 @@ public struct PluginSearchPath: Sendable, Hashable {
 
     /// The directory of `/proc/self/exe`.
     public static func executableDirectory() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let path = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
+        guard let path = ProcessPaths.executablePath(), let slash = path.lastIndex(of: "/") else { return nil }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Resolves `.` and `..` components lexically.
-    static func normalize(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") {
-            if part == "." { continue }
-            if part == "..", !parts.isEmpty { parts.removeLast(); continue }
-            parts.append(part)
-        }
-        return "/" + parts.joined(separator: "/")
     }
 }

@@ -1,3 +1,5 @@
+import HapticsSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,14 +90,8 @@ public struct IIOAccelerometer: Sendable, Hashable {
     // MARK: - sysfs
 
     static func deviceDirectories(root: String) -> [String] {
-        guard let handle = opendir(root) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.hasPrefix("iio:device") { names.append(name) }
-        }
-        return names.sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }.map { root + "/" + $0 }
+        directoryEntries(atPath: root).filter { $0.hasPrefix("iio:device") }
+            .sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }.map { root + "/" + $0 }
     }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }

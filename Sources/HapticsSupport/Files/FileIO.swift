@@ -108,3 +108,15 @@ public func writeFileAtomically(_ bytes: [UInt8], toPath path: String, permissio
         throw error
     }
 }
+
+/// The names in the directory at `path` (without `.` and `..`), sorted; empty when it cannot be read.
+public func directoryEntries(atPath path: String) -> [String] {
+    guard let handle = opendir(path) else { return [] }
+    defer { closedir(handle) }
+    var names: [String] = []
+    while let entry = readdir(handle) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        if name != ".", name != ".." { names.append(name) }
+    }
+    return names.sorted()
+}
