@@ -55,12 +55,19 @@ public final class Backend: @unchecked Sendable {
 
     /// Opens the device `id` (asleep and stopped).
     public func open(deviceID id: String) throws(DeviceError) -> PluginActuator {
-        guard let description = try devices().first(where: { $0.id == id }) else {
-            throw DeviceError.notFound(query: id, available: (try? devices().map(\.id)) ?? [])
+        let listed = try devices()
+        guard let description = listed.first(where: { $0.id == id }) else {
+            throw DeviceError.notFound(query: id, available: listed.map(\.id))
         }
+        return try open(description)
+    }
+
+    /// Opens the device `description` describes, as ``devices()`` listed it (asleep and stopped),
+    /// without listing the devices again.
+    public func open(_ description: DeviceDescription) throws(DeviceError) -> PluginActuator {
         var handle: UnsafeMutableRawPointer?
-        let rc = table.open!(table.instance, id, &handle)
-        guard rc == 0 else { throw failure(.open, code: rc, device: nil, deviceID: id) }
+        let rc = table.open!(table.instance, description.id, &handle)
+        guard rc == 0 else { throw failure(.open, code: rc, device: nil, deviceID: description.id) }
         return PluginActuator(description: description, backend: self, handle: handle)
     }
 

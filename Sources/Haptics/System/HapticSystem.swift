@@ -116,7 +116,7 @@ public final class HapticSystem: Sendable {
         guard let backend = plugins.backends.first(where: { $0.name == description.backend }) else {
             throw .notFound(query: query, available: devices().map(\.id))
         }
-        let actuator = try backend.open(deviceID: description.id)
+        let actuator = try backend.open(description)
         let device = HapticDevice(
             actuator: actuator, clock: configuration.clock, policy: configuration.powerPolicy,
             logger: configuration.logger)
