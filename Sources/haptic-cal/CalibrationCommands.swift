@@ -84,14 +84,11 @@ extension SourceOptions {
     func open(device: String, global: GlobalOptions, allowInteractive: Bool) throws -> OpenedSource {
         switch try choice(allowInteractive: allowInteractive) {
         case .simulated:
-            let temporary = global.record == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("haptic-cal-\(getpid()).jsonl").path : nil
-            let recording = global.record ?? temporary!
-            let searchPath = global.pluginPath.map { PluginSearchPath(directories: $0.split(separator: ":").map(String.init) + PluginSearchPath.standard().directories) }
-                ?? .standard()
+            let (recording, temporary) = global.recordingTarget()
             var settings = global.backendSettings()
             settings["recording.output"] = nil
             let source = try SimulatedSource(
-                deviceID: device, searchPath: searchPath, settings: settings, recordingPath: recording, modelSettings: model, logger: quietLogger())
+                deviceID: device, searchPath: global.searchPath, settings: settings, recordingPath: recording, modelSettings: model, logger: quietLogger())
             return OpenedSource(
                 source: source, description: "simulated measurements", details: ModelParameters.summary(source.model, device: source.device),
                 system: nil, temporaryRecording: temporary)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Haptics
 
 /// Options every subcommand takes: where plugins are and how backends are configured.
@@ -33,15 +34,45 @@ struct GlobalOptions: ParsableArguments {
         return result
     }
 
+    /// The plugin search path: the `--plugin-path` directories first, then the standard ones.
+    var searchPath: PluginSearchPath {
+        guard let pluginPath else { return .standard() }
+        return PluginSearchPath(directories: pluginPath.split(separator: ":").map(String.init) + PluginSearchPath.standard().directories)
+    }
+
+    /// Where the recording backend writes: `--record`, else a temporary file (returned as
+    /// `temporary` too, for the caller to remove).
+    func recordingTarget() -> (path: String, temporary: String?) {
+        if let record { return (record, nil) }
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("haptic-cal-\(getpid()).jsonl").path
+        return (temporary, temporary)
+    }
+
     /// Loads the plugins.
     func makeSystem(recordingOutput: String? = nil) -> HapticSystem {
-        let searchPath: PluginSearchPath
-        if let pluginPath {
-            let standard = PluginSearchPath.standard()
-            searchPath = PluginSearchPath(directories: pluginPath.split(separator: ":").map(String.init) + standard.directories)
-        } else {
-            searchPath = .standard()
+        HapticSystem(configuration: .init(searchPath: searchPath, settings: backendSettings(recordingOutput: recordingOutput), logger: quietLogger()))
+    }
+
+    /// Runs `body` with the device `query` names opened and an engine on it, then stops and closes
+    /// them; returns `body`'s result, the device's description and, for a recording device, what
+    /// it recorded (complete: read after the backend is gone).
+    func withDevice<Result>(
+        _ query: String, _ body: (DeviceDescription, HapticEngine) throws -> Result
+    ) throws -> (result: Result, description: DeviceDescription, recording: Recording?) {
+        let target = recordingTarget()
+        defer { if let temporary = target.temporary { try? FileManager.default.removeItem(atPath: temporary) } }
+        let result: Result
+        let description: DeviceDescription
+        do {
+            let system = makeSystem(recordingOutput: target.path)
+            description = try system.resolve(query)
+            let device = try system.openDevice(description.id)
+            defer { device.close() }
+            let engine = try HapticEngine(devices: [device], logger: quietLogger())
+            defer { engine.stop() }
+            result = try body(description, engine)
         }
-        return HapticSystem(configuration: .init(searchPath: searchPath, settings: backendSettings(recordingOutput: recordingOutput), logger: quietLogger()))
+        let recording = description.backend == "recording" ? try Recording(contentsOf: target.path) : nil
+        return (result, description, recording)
     }
 }

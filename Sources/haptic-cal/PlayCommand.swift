@@ -47,15 +47,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let (pattern, label) = try patternToPlay()
-        let temporary = global.record == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("haptic-cal-\(getpid()).jsonl").path : nil
-        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
-        let recordingPath = global.record ?? temporary!
-        let description: DeviceDescription
-        do {
-            let system = global.makeSystem(recordingOutput: recordingPath)
-            description = try system.resolve(device)
-            let opened = try system.openDevice(description.id)
-            let engine = try HapticEngine(devices: [opened], logger: quietLogger())
+        let (_, description, recording) = try global.withDevice(device) { _, engine in
             let player = try engine.makeAdvancedPlayer(with: pattern)
             let finished = Completion()
             let stopped = Mutex<String?>(nil)
@@ -66,18 +58,12 @@ struct Play: ParsableCommand {
             player.completionHandler = { error in finished.signal(error) }
             try player.start(atTime: 0)
             let limit = pattern.duration + 5
-            guard let error = finished.wait(seconds: limit) else {
-                engine.stop()
-                throw PlayError.timedOut(seconds: limit)
-            }
-            engine.stop()
-            opened.close()
+            guard let error = finished.wait(seconds: limit) else { throw PlayError.timedOut(seconds: limit) }
             if let reason = stopped.withLock({ $0 }) { throw PlayError.stopped(reason) }
             if let failure = error { throw PlayError.failed("\(failure)") }
         }
         print("played \(label) on \(description.id) (\(description.name))")
-        guard description.backend == "recording" else { return }
-        let recording = try Recording(contentsOf: recordingPath)
+        guard let recording else { return }
         printTimeline(recording, description: description)
         if let svg {
             try writeSVG(RecordingPlot.chart(recording: recording, deviceID: description.id, pattern: pattern).render(), to: svg)

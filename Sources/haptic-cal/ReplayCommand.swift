@@ -23,26 +23,12 @@ struct Replay: ParsableCommand {
 
     func run() throws {
         let parsed = try InteractionTrace(contentsOfFile: trace)
-        let temporary = global.record == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("haptic-cal-replay-\(getpid()).jsonl").path : nil
-        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
-        let recordingPath = global.record ?? temporary!
-        let fired: [TraceReplay.Fired]
-        let description: DeviceDescription
-        do {
-            let system = global.makeSystem(recordingOutput: recordingPath)
-            description = try system.resolve(device)
-            let opened = try system.openDevice(description.id)
-            let engine = try HapticEngine(devices: [opened], logger: quietLogger())
-            fired = TraceReplay.run(parsed, on: engine)
-            engine.stop()
-            opened.close()
-        }
+        let (fired, description, recording) = try global.withDevice(device) { _, engine in TraceReplay.run(parsed, on: engine) }
         print("replayed \(trace) on \(description.id) (\(description.name))")
         for entry in fired { print("  \(entry)") }
         let played = fired.filter { if case .played? = $0.decision { true } else if case .deferred? = $0.decision { true } else { false } }.count
         print("  \(fired.filter { $0.effect != nil }.count) feedback requests, \(played) played, \(fired.filter { $0.decision == .coalesced }.count) coalesced by the overuse guard")
         if let svg {
-            let recording = description.backend == "recording" ? try Recording(contentsOf: recordingPath) : nil
             try writeSVG(TracePlot.svg(trace: parsed, fired: fired, recording: recording.map { ($0, description.id) }), to: svg)
             print("wrote \(svg)")
         }
