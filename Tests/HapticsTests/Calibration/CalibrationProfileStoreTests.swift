@@ -103,18 +103,14 @@ struct CalibrationProfileStoreTests {
         let config = TestSupport.makeTemporaryDirectory("profiles-engine")
         func play() throws -> [DriveFrame] {
             let recording = config + "/recording.jsonl"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestSupport.buildDirectory + "/haptic-cal")
-            process.arguments = ["play", "recording:lra", "--intensity", "1", "--sharpness", "0.5", "--duration", "0.05", "--record", recording]
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_CONFIG_HOME"] = config
             environment["HAPTICS_PROFILE_PATH"] = nil
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let (status, output) = try TestSupport.run(
+                TestSupport.buildDirectory + "/haptic-cal",
+                ["play", "recording:lra", "--intensity", "1", "--sharpness", "0.5", "--duration", "0.05", "--record", recording],
+                environment: environment)
+            #expect(status == 0, "\(output)")
             return try Recording(contentsOf: recording).frames(for: "recording:lra").map(\.frame)
         }
         // Uncalibrated: full drive at the middle of the default band (131.25…262.5 Hz).

@@ -33,16 +33,8 @@ struct PolicyTests {
 
     /// Runs `haptic-cal` (built beside the test runner) to print the loaded policy in a clean environment.
     func runLoadChild(environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.buildDirectory + "/haptic-cal")
-        process.arguments = ["policy"]
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (_, output) = try TestSupport.run(
+            TestSupport.buildDirectory + "/haptic-cal", ["policy"], environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
         return output.split(separator: "\n").first.map(String.init) ?? ""
     }
 }

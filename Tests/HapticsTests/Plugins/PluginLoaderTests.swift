@@ -10,7 +10,7 @@ struct PluginLoaderTests {
 
     @Test("loads the package's own plugins from the executable's directory")
     func loadsBuiltPlugins() {
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory])).loadAll()
+        let report = PluginLoader(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), logger: TestSupport.quietLogger).loadAll()
         #expect(report.failures.isEmpty, "\(report.failures)")
         #expect(Set(report.backends.map(\.name)).isSuperset(of: ["null", "recording"]))
         for backend in report.backends {
@@ -21,7 +21,7 @@ struct PluginLoaderTests {
     @Test("each broken plugin gets its own typed error and the others still load")
     func brokenPluginsAreIsolated() throws {
         let directory = try fixtures().directory
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [directory, TestSupport.buildDirectory])).loadAll()
+        let report = PluginLoader(searchPath: PluginSearchPath(directories: [directory, TestSupport.buildDirectory]), logger: TestSupport.quietLogger).loadAll()
         let names = report.backends.map(\.name)
         #expect(names.contains("fixture-good"), "a plain C backend loads")
         #expect(names.contains("null") && names.contains("recording"), "the other plugins still load")
@@ -59,7 +59,7 @@ struct PluginLoaderTests {
     @Test("the error texts name the file and the fix")
     func errorTexts() throws {
         let directory = try fixtures().directory
-        let loader = PluginLoader(searchPath: PluginSearchPath(directories: [directory]))
+        let loader = PluginLoader(searchPath: PluginSearchPath(directories: [directory]), logger: TestSupport.quietLogger)
         #expect(throws: PluginLoadError.self) { try loader.load(path: "\(directory)/libhaptics-fixture-badabi.so") }
         do {
             _ = try loader.load(path: "\(directory)/libhaptics-fixture-needsdep.so")
@@ -80,7 +80,7 @@ struct PluginLoaderTests {
         try FileManager.default.copyItem(
             atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: open + "/libhaptics-fixture-good.so")
         #expect(chmod(open, 0o777) == 0)
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [open, TestSupport.buildDirectory])).loadAll()
+        let report = PluginLoader(searchPath: PluginSearchPath(directories: [open, TestSupport.buildDirectory]), logger: TestSupport.quietLogger).loadAll()
         #expect(report.failures == [.directoryWorldWritable(directory: open)])
         #expect(!report.backends.map(\.name).contains("fixture-good"))
         #expect(report.backends.map(\.name).contains("recording"))
@@ -94,7 +94,7 @@ struct PluginLoaderTests {
         let path = directory + "/libhaptics-fixture-good.so"
         try FileManager.default.copyItem(atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: path)
         #expect(chmod(path, 0o666) == 0)
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [directory])).loadAll()
+        let report = PluginLoader(searchPath: PluginSearchPath(directories: [directory]), logger: TestSupport.quietLogger).loadAll()
         #expect(report.failures == [.fileWorldWritable(path: path)])
         #expect(report.backends.isEmpty)
     }
@@ -109,14 +109,14 @@ struct PluginLoaderTests {
         let first = TestSupport.makeTemporaryDirectory("first")
         chmod(first, 0o755)
         try FileManager.default.copyItem(atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: first + "/libhaptics-fixture-good.so")
-        let loader = PluginLoader(searchPath: PluginSearchPath(directories: [first, try fixtures().directory]))
+        let loader = PluginLoader(searchPath: PluginSearchPath(directories: [first, try fixtures().directory]), logger: TestSupport.quietLogger)
         let files = loader.candidateFiles().files
         #expect(files.filter { $0.hasSuffix("/libhaptics-fixture-good.so") } == [first + "/libhaptics-fixture-good.so"])
     }
 
     @Test("a C backend works end to end through the ABI")
     func cBackendEndToEnd() throws {
-        let backend = try PluginLoader().load(path: try fixtures().directory + "/libhaptics-fixture-good.so")
+        let backend = try PluginLoader(logger: TestSupport.quietLogger).load(path: try fixtures().directory + "/libhaptics-fixture-good.so")
         let devices = try backend.devices()
         #expect(devices.map(\.id) == ["fixture:c"])
         #expect(devices[0].actuator == .erm)

@@ -51,15 +51,7 @@ enum FixturePlugins {
     }
 
     static func compile(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["cc"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CompileError(output: "cc \(arguments.joined(separator: " ")): \(output)") }
+        let (status, output) = try TestSupport.run("/usr/bin/env", ["cc"] + arguments)
+        guard status == 0 else { throw CompileError(output: "cc \(arguments.joined(separator: " ")): \(output)") }
     }
 }

@@ -36,6 +36,22 @@ enum TestSupport {
                 logger: quietLogger))
     }
 
+    /// Runs `executable` with `arguments` and waits for it; standard output and error come back
+    /// together. `environment` replaces the inherited one when given.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
     /// Tests assert errors by type; the log would only repeat them.
     static let quietLogger: Logger = {
         var logger = Logger(label: "haptics.tests") { _ in SwiftLogNoOpLogHandler() }
