@@ -38,6 +38,7 @@ public protocol BackendDriver: AnyObject, Sendable {
 }
 
 extension BackendDriver {
+    /// Nothing to release by default.
     public func destroy() {}
 }
 

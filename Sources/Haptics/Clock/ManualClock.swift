@@ -18,13 +18,16 @@ public final class ManualClock: HapticClock {
         state = Mutex(State(now: start))
     }
 
+    /// The manual time: where the last ``advance(to:)`` left it.
     public func now() -> HapticInstant { state.withLock { $0.now } }
 
+    /// Queues `action` for `deadline`; it runs during the ``advance(to:)`` that reaches it.
     @discardableResult
     public func schedule(at deadline: HapticInstant, _ action: @escaping @Sendable () -> Void) -> ScheduledActionID {
         state.withLock { $0.queue.insert(deadline, action) }
     }
 
+    /// Drops a queued action that has not run.
     public func cancel(_ id: ScheduledActionID) {
         state.withLock { $0.queue.cancel(id) }
     }

@@ -27,13 +27,16 @@ public final class SystemClock: HapticClock {
     /// A process-wide clock for timers that belong to no engine (the power model's timeouts).
     public static let shared = SystemClock(name: "haptics-timers", realtime: false)
 
+    /// `CLOCK_MONOTONIC` now.
     public func now() -> HapticInstant { .monotonicNow() }
 
+    /// Runs `action` on the scheduler thread at `deadline` (started by the first call).
     @discardableResult
     public func schedule(at deadline: HapticInstant, _ action: @escaping @Sendable () -> Void) -> ScheduledActionID {
         core.schedule(at: deadline, action)
     }
 
+    /// Drops a scheduled action that has not started.
     public func cancel(_ id: ScheduledActionID) { core.cancel(id) }
 
     /// How many times the scheduler thread has woken up since it started.

@@ -7,6 +7,7 @@
 /// level-change taps; Android's composition primitives include rising, falling and spinning ramps.
 /// Single impulses stay at or under 20 ms on fast actuators (the renderer's tap), so none feels buzzy.
 extension FeedbackEffect {
+    /// Every effect, iOS first, then watchOS, macOS and Android.
     public static let vocabulary: [FeedbackEffect] = [
         // iOS: UIImpactFeedbackGenerator, UISelectionFeedbackGenerator, UINotificationFeedbackGenerator.
         effect("impact.light", .iOS, "impact", [.tap(at: 0, intensity: 0.45, sharpness: 0.6)]),

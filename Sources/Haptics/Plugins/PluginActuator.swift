@@ -24,14 +24,17 @@ public final class PluginActuator: Actuator {
 
     deinit { close() }
 
+    /// Calls the plugin's `wake`.
     public func wake() throws(DeviceError) {
         try perform(.wake) { backend.table.wake!($0) }
     }
 
+    /// Calls the plugin's `sleep`.
     public func sleep() throws(DeviceError) {
         try perform(.sleep) { backend.table.sleep!($0) }
     }
 
+    /// Converts `frame` to a `haptics_frame_v1` (amplitudes clamped to 0…1) and calls the plugin's `submit`.
     public func submit(_ frame: DriveFrame) throws(DeviceError) {
         var raw = haptics_frame_v1()
         raw.time_ns = frame.time.nanoseconds
@@ -48,10 +51,12 @@ public final class PluginActuator: Actuator {
         try perform(.submit) { device in withUnsafePointer(to: &raw) { backend.table.submit!(device, $0) } }
     }
 
+    /// Calls the plugin's `stop`.
     public func stop() throws(DeviceError) {
         try perform(.stop) { backend.table.stop!($0) }
     }
 
+    /// Calls the plugin's `close` once; later calls fail with ``DeviceError/closed(deviceID:)``.
     public func close() {
         handle.withLock { state in
             guard let open = state else { return }
