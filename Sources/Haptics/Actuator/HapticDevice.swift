@@ -128,14 +128,17 @@ public final class HapticDevice: Sendable {
 
     /// Marks the device lost (unplugged) and tells the ``onLost(_:)`` handlers.
     public func markLost(_ error: DeviceError) {
-        let handlers: [@Sendable (DeviceError) -> Void] = state.withLock { state in
-            guard !state.lost else { return [] }
-            state.lost = true
-            state.lastError = error
-            defer { state.lostHandlers.removeAll() }
-            return Array(state.lostHandlers.values)
-        }
+        let handlers = state.withLock { Self.takeLostHandlers(error, in: &$0) }
         for handler in handlers { handler(error) }
+    }
+
+    /// Marks the device lost (once) and hands back the ``onLost(_:)`` handlers to call.
+    private static func takeLostHandlers(_ error: DeviceError, in state: inout State) -> [@Sendable (DeviceError) -> Void] {
+        guard !state.lost else { return [] }
+        state.lost = true
+        state.lastError = error
+        defer { state.lostHandlers.removeAll() }
+        return Array(state.lostHandlers.values)
     }
 
     /// Stops the device, puts it to sleep and closes it. Idempotent.
@@ -194,12 +197,10 @@ public final class HapticDevice: Sendable {
     private func record(_ error: DeviceError, in state: inout State) -> DeviceError {
         state.lastError = error
         logger.warning("\(error)")
-        if error.isDeviceLost, !state.lost {
-            state.lost = true
-            let handlers = Array(state.lostHandlers.values)
-            state.lostHandlers.removeAll()
+        if error.isDeviceLost {
+            let handlers = Self.takeLostHandlers(error, in: &state)
             // Handlers run off this lock, on the clock, so they may call back into the device.
-            clock.schedule(at: clock.now()) { for handler in handlers { handler(error) } }
+            if !handlers.isEmpty { clock.schedule(at: clock.now()) { for handler in handlers { handler(error) } } }
         }
         return error
     }
