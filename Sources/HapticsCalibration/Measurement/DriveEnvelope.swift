@@ -1,0 +1,127 @@
+import Haptics
+
+/// What a backend does to a drive before it reaches the hardware (nil when it passes amplitudes
+/// through unchanged). The GPIO backend's limiter is the example: it lifts a non-zero amplitude
+/// over the board's dead zone, holds a drive at the rated level after a short kick, and cuts
+/// drives that go on too long.
+///
+/// This is the shape the core's device description carries; until it does, calibration reads it
+/// through ``DriveEnvelope/of(_:)``.
+public struct DriveEnvelope: Sendable, Hashable, Codable {
+    /// A non-zero amplitude `a` becomes the level `offset + a·(1 − offset)`.
+    public var amplitudeOffset: Double
+    /// Highest level held steadily, 0…1.
+    public var ratedLevel: Double
+    /// Highest level at the start of a drive, ≥ ``ratedLevel``.
+    public var kickLevel: Double
+    /// Seconds the kick may last.
+    public var kickDuration: Double
+    /// Seconds after which a drive is cut to 0; nil: no cut.
+    public var maxContinuousDuration: Double?
+    /// Seconds of no drive that end a drive (re-arm the kick, lift a cut).
+    public var restDuration: Double
+
+    /// An envelope.
+    public init(
+        amplitudeOffset: Double, ratedLevel: Double, kickLevel: Double, kickDuration: Double, maxContinuousDuration: Double?, restDuration: Double
+    ) {
+        self.amplitudeOffset = amplitudeOffset
+        self.ratedLevel = ratedLevel
+        self.kickLevel = max(kickLevel, ratedLevel)
+        self.kickDuration = kickDuration
+        self.maxContinuousDuration = maxContinuousDuration
+        self.restDuration = restDuration
+    }
+
+    /// The level (0…1 of full scale) an amplitude becomes.
+    public func level(forAmplitude amplitude: Double) -> Double {
+        amplitude > 0 ? amplitudeOffset + min(amplitude, 1) * (1 - amplitudeOffset) : 0
+    }
+
+    /// The amplitude that becomes `level` (0 at or below the offset).
+    public func amplitude(forLevel level: Double) -> Double {
+        guard amplitudeOffset < 1 else { return 0 }
+        return min(max((level - amplitudeOffset) / (1 - amplitudeOffset), 0), 1)
+    }
+
+    /// The largest amplitude the backend holds steadily: the rated level in amplitude.
+    public var largestSteadyAmplitude: Double { amplitude(forLevel: ratedLevel) }
+
+    /// The largest amplitude a kick passes.
+    public var largestKickAmplitude: Double { amplitude(forLevel: kickLevel) }
+
+    /// The envelope `device`'s backend applies, from its description; nil when the backend passes
+    /// amplitudes through unchanged (or does not say).
+    public static func of(_ device: DeviceDescription) -> DriveEnvelope? {
+        nil
+    }
+}
+
+extension DriveEnvelope {
+    /// What the hardware receives for `schedule` (engine amplitudes): each non-zero amplitude lifted
+    /// over the offset, held at the rated level after the kick window of each drive (a run of
+    /// non-zero requests whose gaps are shorter than the rest time), and cut to 0 after the
+    /// continuous-drive limit until a rest. The levels (0…1 of full scale) replace the amplitudes.
+    ///
+    /// This is the GPIO backend's limiter, for simulations that do not run it (the recording backend
+    /// passes frames through): it lets a model of a board's hardware see what the board would send.
+    public func limited(_ schedule: DriveSchedule) -> DriveSchedule {
+        let channelCount = schedule.steps.map(\.channels.count).max() ?? 0
+        guard channelCount > 0 else { return schedule }
+        // One limiter per channel, driven in time order; the times where a kick ends or a cut falls
+        // are added as steps, since the output changes there without a new request.
+        struct State {
+            var driveStart: Double?
+            var zeroSince: Double? = 0
+            var cut = false
+            var request = ChannelDrive.off
+        }
+        var states = [State](repeating: State(), count: channelCount)
+        var times = Set(schedule.steps.map(\.time))
+        var requests: [(time: Double, channels: [ChannelDrive])] = schedule.steps.map { ($0.time, $0.channels) }
+        var output: [DriveSchedule.Step] = []
+        var index = 0
+        var pending = times.sorted()
+        while !pending.isEmpty {
+            let time = pending.removeFirst()
+            while index < requests.count, requests[index].time <= time {
+                for (channel, drive) in requests[index].channels.enumerated() { states[channel].request = drive }
+                index += 1
+            }
+            var channels: [ChannelDrive] = []
+            for channel in 0..<channelCount {
+                var state = states[channel]
+                let request = level(forAmplitude: state.request.amplitude)
+                var level = 0.0
+                if request > 0 {
+                    if let since = state.zeroSince {
+                        if state.driveStart == nil || time - since >= restDuration {
+                            state.driveStart = time
+                            state.cut = false
+                        }
+                        state.zeroSince = nil
+                    }
+                    let start = state.driveStart ?? time
+                    if let limit = maxContinuousDuration, time - start >= limit { state.cut = true }
+                    if !state.cut {
+                        let kickEnd = start + kickDuration
+                        level = min(request, time < kickEnd ? kickLevel : ratedLevel)
+                        for boundary in [kickEnd, start + (maxContinuousDuration ?? .infinity)] where boundary > time && boundary.isFinite {
+                            if times.insert(boundary).inserted {
+                                pending.append(boundary)
+                                pending.sort()
+                            }
+                        }
+                    }
+                } else if state.zeroSince == nil {
+                    state.zeroSince = time
+                }
+                states[channel] = state
+                channels.append(ChannelDrive(amplitude: level, frequency: state.request.frequency))
+            }
+            output.append(DriveSchedule.Step(time: time, channels: channels))
+        }
+        requests.removeAll()
+        return DriveSchedule(steps: output)
+    }
+}
