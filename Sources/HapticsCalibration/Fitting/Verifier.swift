@@ -59,11 +59,12 @@ public enum Verifier {
             throw .measurement("verification needs a sensor: use --source simulated or --source accelerometer")
         }
         let reference = CalibrationProfile.referenceOutput
+        let duration = toneDuration(profile, source: source, plan: plan)
         var names: [String] = [], requested: [Double] = [], stimuli: [Stimulus] = []
         for intensity in toneIntensities {
             names.append("tone \(format(intensity)) @ sharpness 0.5")
             requested.append(intensity * reference)
-            stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: plan.toneDuration, window: plan.steadyWindow))
+            stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: duration, window: plan.steadyWindow))
         }
         let toneCount = stimuli.count
         let sharpnesses: [Double] = profile.sharpness == .none ? [0.5] : [0, 0.5, 1]
@@ -88,6 +89,14 @@ public enum Verifier {
         return VerificationReport(
             tones: tones, taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]),
             toneLinearity: LinearFit(tones.map { (x: $0.requested, y: $0.measured) }))
+    }
+
+    /// How long a tone must last to be measured steady: the plan's length, or twice the profile's
+    /// slowest rise time and a window, within the backend's continuous-drive limit.
+    static func toneDuration(_ profile: CalibrationProfile, source: MeasurementSource, plan: CalibrationPlan) -> Double {
+        let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
+        let limit = ((source as? any VibrationSensorSource)?.envelope?.maxContinuousDuration).map { $0 * 0.8 } ?? .infinity
+        return min(max(plan.toneDuration, 2 * rise + plan.steadyWindow + 0.02), limit)
     }
 
     /// The strongest output a pattern asks for, relative to the reference (0…1): for each haptic

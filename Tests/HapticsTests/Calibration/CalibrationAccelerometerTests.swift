@@ -153,7 +153,6 @@ struct CalibrationAccelerometerTests {
         defer { world.stop() }
         let source = AccelerometerSource(
             playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), sensor: try IIOAccelerometer.find(root: world.directory + "/..", request: nil))
-        source.gap = 0.08
         let plan = CalibrationPlan(
             toneDuration: 0.25, steadyWindow: 0.12, gap: 0.08, tapCapture: 0.15, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
             driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
