@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim"],
+            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem"],
             path: "Plugins/GPIO/Backend"),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",

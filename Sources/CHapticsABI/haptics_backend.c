@@ -12,4 +12,9 @@ HAPTICS_PIN(offsetof(haptics_device_v1, min_update_interval_ns) == 504);
 HAPTICS_PIN(sizeof(haptics_frame_v1) == 48);
 HAPTICS_PIN(sizeof(haptics_host_v1) == 8 + 4 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, enumerate) == 40 + sizeof(void *));
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 10 * sizeof(void *));
+HAPTICS_PIN(HAPTICS_BACKEND_V1_MIN_SIZE == 40 + 10 * sizeof(void *));
+/* 1.1 */
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 11 * sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_device_info_v1, kick_max_ns) == 24);
+HAPTICS_PIN(offsetof(haptics_device_info_v1, physical_id) == 48);
+HAPTICS_PIN(sizeof(haptics_device_info_v1) == 560);

@@ -2,6 +2,7 @@
 #include "haptics_system.h"
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -14,4 +15,8 @@ int haptics_tune_scheduler_thread(const char *name, int realtime, int priority) 
     if (!realtime) return 0;
     struct sched_param param = { .sched_priority = priority };
     return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+}
+
+const char *haptics_secure_getenv(const char *name) {
+    return secure_getenv(name);
 }

@@ -43,7 +43,9 @@ public func fillBackendTable(
     name: String, host: UnsafePointer<haptics_host_v1>, table: UnsafeMutablePointer<haptics_backend_v1>, size: Int,
     make: (HostServices) throws(BackendFailure) -> any BackendDriver
 ) -> Int32 {
-    guard size >= MemoryLayout<haptics_backend_v1>.size else { return -EINVAL }
+    // An older host passes a shorter table (ABI 1.0's nine functions): fill what it has room for.
+    let minimumSize = MemoryLayout<haptics_backend_v1>.offset(of: \.describe)!
+    guard size >= minimumSize else { return -EINVAL }
     let services = HostServices(host)
     guard host.pointee.abi_version == HAPTICS_ABI_VERSION else {
         services.log(HAPTICS_LOG_ERROR, "\(name): host speaks ABI version \(host.pointee.abi_version), this backend version \(HAPTICS_ABI_VERSION)")
@@ -65,6 +67,7 @@ public func fillBackendTable(
         let box = InstanceBox.from(instance)
         return box.run { () throws(BackendFailure) in
             let specs = try box.driver.devices()
+            box.listed.withLock { listed in listed = Dictionary(specs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
             count.pointee = UInt32(specs.count)
             if let devices {
                 for (index, spec) in specs.prefix(Int(capacity)).enumerated() { devices[index] = spec.cValue }
@@ -112,7 +115,28 @@ public func fillBackendTable(
     filled.destroy = { instance in
         Unmanaged<InstanceBox>.fromOpaque(instance!).takeRetainedValue().driver.destroy()
     }
-    table.pointee = filled
+    filled.describe = { instance, deviceID, info in
+        let box = InstanceBox.from(instance)
+        let id = String(cString: deviceID)
+        return box.run { () throws(BackendFailure) in
+            var spec = box.listed.withLock { $0[id] }
+            if spec == nil { spec = try box.driver.devices().first { $0.id == id } }
+            guard let spec else {
+                throw BackendFailure(code: ENODEV, "no device '\(id)' was listed")
+            }
+            // Write only what the host's struct has room for, and keep its struct_size.
+            var full = spec.infoValue
+            let room = min(Int(info.pointee.struct_size), MemoryLayout<haptics_device_info_v1>.size)
+            let hostSize = info.pointee.struct_size
+            withUnsafeBytes(of: &full) { source in
+                UnsafeMutableRawPointer(info).copyMemory(from: source.baseAddress!, byteCount: room)
+            }
+            if room >= MemoryLayout<UInt32>.size { info.pointee.struct_size = hostSize }
+        }
+    }
+    withUnsafeBytes(of: &filled) { source in
+        UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
+    }
     return 0
 }
 
@@ -134,6 +158,8 @@ private class FailureRecorder: @unchecked Sendable {
 
 private final class InstanceBox: FailureRecorder, @unchecked Sendable {
     let driver: any BackendDriver
+    /// The devices of the last `enumerate`, by id, for `describe`.
+    let listed = Mutex<[String: DeviceSpec]>([:])
     init(driver: any BackendDriver) { self.driver = driver }
     static func from(_ raw: UnsafeMutableRawPointer?) -> InstanceBox { Unmanaged.fromOpaque(raw!).takeUnretainedValue() }
 }

@@ -57,11 +57,20 @@ public struct DeviceSpec: Sendable, Hashable {
     public var minimumUpdateIntervalNanoseconds: UInt64
     /// Wake latency, in nanoseconds.
     public var wakeLatencyNanoseconds: UInt64
+    /// The physical device shared with other backends (`haptics_device_info_v1.physical_id`), or nil.
+    public var physicalID: String?
+    /// The preference among backends listing the same physical device (hidraw 200, evdev 100).
+    public var preference: Int32
+    /// Why the device cannot be used now, with the fix; nil when it can.
+    public var unavailableReason: String?
+    /// What the backend does to a drive, or nil when it passes amplitudes through.
+    public var envelope: EnvelopeSpec?
 
     /// A device description.
     public init(
         id: String, name: String, actuator: haptics_actuator_kind, channels: [ChannelSpec],
-        minimumUpdateIntervalNanoseconds: UInt64, wakeLatencyNanoseconds: UInt64
+        minimumUpdateIntervalNanoseconds: UInt64, wakeLatencyNanoseconds: UInt64, physicalID: String? = nil,
+        preference: Int32 = 0, unavailableReason: String? = nil, envelope: EnvelopeSpec? = nil
     ) {
         self.id = id
         self.name = name
@@ -69,6 +78,32 @@ public struct DeviceSpec: Sendable, Hashable {
         self.channels = channels
         self.minimumUpdateIntervalNanoseconds = minimumUpdateIntervalNanoseconds
         self.wakeLatencyNanoseconds = wakeLatencyNanoseconds
+        self.physicalID = physicalID
+        self.preference = preference
+        self.unavailableReason = unavailableReason
+        self.envelope = envelope
+    }
+
+    /// The C description of the facts beyond `haptics_device_v1` (its `struct_size` is this build's).
+    public var infoValue: haptics_device_info_v1 {
+        var info = haptics_device_info_v1()
+        info.struct_size = UInt32(MemoryLayout<haptics_device_info_v1>.size)
+        info.preference = preference
+        copyCString(physicalID ?? "", into: &info.physical_id)
+        if let unavailableReason {
+            info.flags |= HAPTICS_DEVICE_UNAVAILABLE.rawValue
+            copyCString(unavailableReason, into: &info.unavailable_reason)
+        }
+        if let envelope {
+            info.flags |= HAPTICS_DEVICE_HAS_ENVELOPE.rawValue
+            info.amplitude_offset = envelope.amplitudeOffset
+            info.rated_level = envelope.ratedLevel
+            info.kick_level = envelope.kickLevel
+            info.kick_max_ns = envelope.kickNanoseconds
+            info.max_continuous_ns = envelope.maxContinuousNanoseconds
+            info.rest_ns = envelope.restNanoseconds
+        }
+        return info
     }
 
     /// The C description (channels past HAPTICS_MAX_CHANNELS are dropped).
@@ -86,6 +121,35 @@ public struct DeviceSpec: Sendable, Hashable {
         raw.min_update_interval_ns = minimumUpdateIntervalNanoseconds
         raw.wake_latency_ns = wakeLatencyNanoseconds
         return raw
+    }
+}
+
+/// What a backend does to a drive before it reaches the hardware (`haptics_device_info_v1`'s envelope).
+public struct EnvelopeSpec: Sendable, Hashable {
+    /// A non-zero amplitude `a` becomes the level `offset + a × (1 − offset)`.
+    public var amplitudeOffset: Float
+    /// The highest level held steadily, 0…1.
+    public var ratedLevel: Float
+    /// The highest level during the kick at the start of a drive, ≥ ``ratedLevel``.
+    public var kickLevel: Float
+    /// How long the kick may last, in nanoseconds.
+    public var kickNanoseconds: UInt64
+    /// A drive longer than this is cut, in nanoseconds; 0 for never.
+    public var maxContinuousNanoseconds: UInt64
+    /// How long the drive must be off to end a drive, in nanoseconds.
+    public var restNanoseconds: UInt64
+
+    /// An envelope.
+    public init(
+        amplitudeOffset: Float, ratedLevel: Float, kickLevel: Float, kickNanoseconds: UInt64, maxContinuousNanoseconds: UInt64,
+        restNanoseconds: UInt64
+    ) {
+        self.amplitudeOffset = amplitudeOffset
+        self.ratedLevel = ratedLevel
+        self.kickLevel = kickLevel
+        self.kickNanoseconds = kickNanoseconds
+        self.maxContinuousNanoseconds = maxContinuousNanoseconds
+        self.restNanoseconds = restNanoseconds
     }
 }
 

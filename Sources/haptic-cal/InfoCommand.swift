@@ -18,6 +18,16 @@ struct Info: ParsableCommand {
         print("  actuator:         \(description.actuator.rawValue)")
         print("  update interval:  ≥ \(fixed(description.minimumUpdateInterval * 1000, 1)) ms")
         print("  wake latency:     \(fixed(description.wakeLatency * 1000, 1)) ms")
+        if let reason = description.unavailableReason { print("  unavailable:      \(reason)") }
+        if let physical = description.physicalID { print("  physical device:  \(physical)") }
+        if !description.alternatives.isEmpty { print("  also reachable:   \(description.alternatives.joined(separator: ", ")) (served by \(description.backend))") }
+        if let envelope = description.envelope {
+            var line = "  drive envelope:   rated level \(fixed(envelope.ratedLevel, 2))"
+            if envelope.amplitudeOffset > 0 { line += ", offset \(fixed(envelope.amplitudeOffset, 2))" }
+            if envelope.kickDuration > 0 { line += ", kick to \(fixed(envelope.kickLevel, 2)) for ≤ \(fixed(envelope.kickDuration * 1000, 0)) ms" }
+            if let limit = envelope.maxContinuousDuration { line += ", cut after \(fixed(limit, 1)) s" }
+            print(line)
+        }
         for (index, channel) in description.channels.enumerated() {
             var line = "  channel \(index):        \(channel.name), \(channel.actuator.rawValue), \(channel.amplitudeSteps) amplitude steps"
             if let range = channel.frequencyRange { line += ", \(fixed(range.lowerBound, 1))–\(fixed(range.upperBound, 1)) Hz" }

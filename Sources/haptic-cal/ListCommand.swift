@@ -25,6 +25,10 @@ struct List: ParsableCommand {
         let width = max(listing.devices.map(\.id.count).max() ?? 0, 10) + 2
         for device in listing.devices {
             print("  \(pad(device.id, width))\(device.name): \(device.channelSummary)")
+            if let reason = device.unavailableReason { print("  \(pad("", width))unavailable: \(reason)") }
+            if !device.alternatives.isEmpty {
+                print("  \(pad("", width))served by \(device.backend); also reachable as \(device.alternatives.joined(separator: ", "))")
+            }
         }
         for failure in listing.failures { print("  (\(failure))") }
     }

@@ -169,6 +169,10 @@ public final class UHIDDevice: Sendable {
     /// Whether the device is open (UHID_OPEN seen, not yet UHID_CLOSE): a driver or hidraw reader uses it.
     public var isOpen: Bool { core.state.withLock { $0.opened } }
 
+    /// How many times the device went from closed to open (UHID_OPEN events): the kernel sends one
+    /// when its first user (a hidraw reader, an input handler, a driver) opens it.
+    public var openCount: Int { core.state.withLock { $0.openCount } }
+
     /// Forgets the output reports received so far (e.g. a driver's own reports at bind time).
     public func clearOutputReports() {
         core.state.withLock { $0.outputs.removeAll() }
@@ -299,6 +303,7 @@ public final class UHIDDevice: Sendable {
         var featureReports: [UInt8: [UInt8]]
         var started = false
         var opened = false
+        var openCount = 0
         var destroyed = false
         var readerRunning = false
         var closed = false
@@ -408,7 +413,10 @@ public final class UHIDDevice: Sendable {
             case UInt32(UHID_STOP.rawValue):
                 state.withLock { $0.started = false }
             case UInt32(UHID_OPEN.rawValue):
-                state.withLock { $0.opened = true }
+                state.withLock {
+                    $0.opened = true
+                    $0.openCount += 1
+                }
             case UInt32(UHID_CLOSE.rawValue):
                 state.withLock { $0.opened = false }
             case UInt32(UHID_OUTPUT.rawValue):

@@ -1,4 +1,5 @@
 import CGpiodShim
+import CHapticsSystem
 import CHapticsABI
 import GPIOBoards
 import HapticsSupport
@@ -39,7 +40,7 @@ final class GPIOBackend: BackendDriver {
     private let shared = Mutex(Shared())
 
     private struct Shared {
-        /// Wake latencies measured in this instance, by device id, in nanoseconds.
+        /// Wake latencies measured at this instance's opens, by device id, in nanoseconds.
         var measured: [String: UInt64] = [:]
         /// Devices open in this instance.
         var open: [String: WeakDevice] = [:]
@@ -53,7 +54,7 @@ final class GPIOBackend: BackendDriver {
         self.services = services
         var environment: [String: String] = [:]
         for name in ["XDG_CONFIG_HOME", "HOME"] {
-            if let value = getenv(name) { environment[name] = String(cString: value) }
+            if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
         }
         search = BoardSearch.standard(setting: services.configuration(BoardSearch.settingKey), environment: environment)
         paths = HardwarePaths(
@@ -66,28 +67,34 @@ final class GPIOBackend: BackendDriver {
         services.log(HAPTICS_LOG_DEBUG, "gpio: libgpiod v\(gpiod_shim_api_version()) API; sysfs root \(paths.sysfsRoot); chips in \(paths.chipDirectory)")
     }
 
-    /// Every actuator of every board file found, with its board.
-    func actuators() throws(BackendFailure) -> [(board: BoardFile, config: ActuatorConfig)] {
-        let boards: [BoardFile]
-        do {
-            boards = try search.load()
-        } catch {
-            throw BackendFailure(code: EINVAL, "gpio: \(error)")
-        }
-        return boards.flatMap { board in board.actuators.map { (board, $0) } }
+    /// Every actuator of every valid board file found, with its board, and each board file that
+    /// could not be used.
+    func actuators() -> (actuators: [(board: BoardFile, config: ActuatorConfig)], failures: [BoardFileError]) {
+        let loaded = search.load()
+        return (loaded.boards.flatMap { board in board.actuators.map { (board, $0) } }, loaded.failures)
     }
 
-    func devices() throws(BackendFailure) -> [DeviceSpec] {
-        try actuators().map { entry in
+    /// One device per actuator, and one unavailable listing per board file that could not be used
+    /// (its error is the reason), so one bad file neither hides the other boards nor goes unseen.
+    /// Touches no hardware: the wake latency is the one measured at this instance's last open, else
+    /// the documented estimate (``documentedWakeLatency(_:)``).
+    func devices() -> [DeviceSpec] {
+        let found = actuators()
+        let good = found.actuators.map { entry in
             let id = entry.board.deviceID(of: entry.config)
-            return Self.spec(board: entry.board, config: entry.config, wakeLatency: wakeLatency(id: id, board: entry.board, config: entry.config))
+            let measured = shared.withLock { $0.measured[id] }
+            return Self.spec(board: entry.board, config: entry.config, wakeLatency: measured ?? Self.documentedWakeLatency(entry.config))
         }
+        return good + found.failures.map(Self.unusableBoard)
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
-        let all = try actuators()
-        guard let entry = all.first(where: { $0.board.deviceID(of: $0.config) == deviceID }) else {
-            let known = all.map { $0.board.deviceID(of: $0.config) }
+        let found = actuators()
+        guard let entry = found.actuators.first(where: { $0.board.deviceID(of: $0.config) == deviceID }) else {
+            if let failure = found.failures.first(where: { Self.unusableBoardID($0) == deviceID }) {
+                throw BackendFailure(code: EINVAL, "gpio: \(failure)")
+            }
+            let known = found.actuators.map { $0.board.deviceID(of: $0.config) }
             throw BackendFailure(
                 code: ENODEV,
                 "gpio: no device '\(deviceID)' in the board files (\(search.locations.map(\.path).joined(separator: ", ")))"
@@ -120,28 +127,21 @@ final class GPIOBackend: BackendDriver {
         watchdog.shutdown()
     }
 
-    /// The wake latency to report: measured in this instance if it was, else measured now by
-    /// opening the actuator briefly (only when no device of this instance holds it); if the
-    /// actuator cannot be opened now, the board's documented hardware time alone.
-    func wakeLatency(id: String, board: BoardFile, config: ActuatorConfig) -> UInt64 {
-        let (known, busy) = shared.withLock { ($0.measured[id], $0.open[id] != nil) }
-        if let known { return known }
-        guard !busy else { return config.documentedWakeNanoseconds }
-        do {
-            let hardware = try ActuatorHardware(board: board, config: config, paths: paths)
-            defer { hardware.release() }
-            let latency = try measureWake(hardware)
-            shared.withLock { $0.measured[id] = latency }
-            return latency
-        } catch {
-            services.log(HAPTICS_LOG_DEBUG, "\(id): wake latency not measured (\(error.message)); reporting the documented \(config.documentedWakeNanoseconds) ns")
-            return config.documentedWakeNanoseconds
-        }
+    /// What the wake sequence's sysfs and GPIO writes take before the driver IC's own time, in
+    /// nanoseconds: the slowest measured in the VM rig (0.38–0.44 ms under qemu TCG; a Raspberry Pi
+    /// takes well under that), so the figure errs on the slow side until a real open measures it.
+    static let wakeWritesNanoseconds: UInt64 = 500_000
+
+    /// The wake latency reported before the actuator was opened: the writes plus the driver IC's
+    /// documented enable-to-ready time, in nanoseconds.
+    static func documentedWakeLatency(_ config: ActuatorConfig) -> UInt64 {
+        wakeWritesNanoseconds + config.documentedWakeNanoseconds
     }
 
     /// Times a real wake sequence (enable active, PWM configured at zero output) plus one duty-cycle
     /// write (the path of a frame), three times, and returns the median plus the driver IC's
-    /// documented enable-to-ready time, in nanoseconds. Leaves the actuator idle.
+    /// documented enable-to-ready time, in nanoseconds. Leaves the actuator idle. Runs only when
+    /// the host opens the actuator, never to list it.
     func measureWake(_ hardware: ActuatorHardware) throws(BackendFailure) -> UInt64 {
         let config = hardware.config
         var samples: [UInt64] = []
@@ -155,6 +155,21 @@ final class GPIOBackend: BackendDriver {
         return samples.sorted()[samples.count / 2] + config.documentedWakeNanoseconds
     }
 
+    /// The id under which a board file that could not be used is listed: `gpio:FILE` (its file
+    /// name without `.json`), or `gpio:boards` for a problem with a place rather than a file.
+    static func unusableBoardID(_ failure: BoardFileError) -> String {
+        guard failure.file.hasSuffix(".json"), let name = failure.file.split(separator: "/").last else { return "gpio:boards" }
+        return "gpio:" + name.dropLast(".json".count)
+    }
+
+    /// The unavailable listing of a board file that could not be used.
+    static func unusableBoard(_ failure: BoardFileError) -> DeviceSpec {
+        DeviceSpec(
+            id: unusableBoardID(failure), name: "unusable board file", actuator: HAPTICS_ACTUATOR_UNKNOWN,
+            channels: [ChannelSpec(name: "main", actuator: HAPTICS_ACTUATOR_UNKNOWN, amplitudeSteps: 2)],
+            minimumUpdateIntervalNanoseconds: 0, wakeLatencyNanoseconds: 0, unavailableReason: failure.description)
+    }
+
     /// What the engine is told about an actuator.
     static func spec(board: BoardFile, config: ActuatorConfig, wakeLatency: UInt64) -> DeviceSpec {
         let kind = config.actuator == .lra ? HAPTICS_ACTUATOR_LRA : HAPTICS_ACTUATOR_ERM
@@ -163,8 +178,13 @@ final class GPIOBackend: BackendDriver {
             frequencyRange: config.frequencyRange.map { Float($0.lowerBound)...Float($0.upperBound) },
             resonantFrequency: Float(config.limits.resonantFrequency ?? 0), nominalFrequency: Float(config.defaultFrequency))
         let name = config.description ?? "\(board.description ?? board.name): \(config.name)"
+        let limits = config.limits
+        let envelope = EnvelopeSpec(
+            amplitudeOffset: Float(limits.deadZone), ratedLevel: Float(limits.ratedLevel), kickLevel: Float(limits.overdriveLevel),
+            kickNanoseconds: limits.overdriveLevel > limits.ratedLevel ? limits.overdriveMaxNanoseconds : 0,
+            maxContinuousNanoseconds: limits.maxContinuousNanoseconds, restNanoseconds: limits.restNanoseconds)
         return DeviceSpec(
             id: board.deviceID(of: config), name: name, actuator: kind, channels: [channel],
-            minimumUpdateIntervalNanoseconds: config.updateIntervalNanoseconds, wakeLatencyNanoseconds: wakeLatency)
+            minimumUpdateIntervalNanoseconds: config.updateIntervalNanoseconds, wakeLatencyNanoseconds: wakeLatency, envelope: envelope)
     }
 }

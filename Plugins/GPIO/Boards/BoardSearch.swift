@@ -54,44 +54,71 @@ public struct BoardSearch: Sendable, Hashable {
     }
 
     /// The board files found, in search order (a file listed twice is read once).
-    /// - Throws: ``BoardFileError`` for a missing `gpio.boards` entry or an unreadable directory.
+    /// - Throws: the first ``BoardFileError``: a missing `gpio.boards` entry or an unreadable directory.
     public func files() throws(BoardFileError) -> [String] {
+        let found = collectFiles()
+        if let first = found.failures.first { throw first }
+        return found.files
+    }
+
+    /// What ``load()`` found: the boards that are good, and one error per file or place that is not.
+    public struct Loaded: Sendable {
+        /// The valid board files, in search order.
+        public var boards: [BoardFile]
+        /// Each file that could not be used (with the JSON path and the fix), each missing
+        /// `gpio.boards` entry and each unreadable directory.
+        public var failures: [BoardFileError]
+    }
+
+    /// Reads and validates every board file found. One bad file (or a second file reusing a board
+    /// name) is reported in ``Loaded/failures`` and the others still load.
+    public func load() -> Loaded {
+        var (files, failures) = collectFiles()
+        var boards: [BoardFile] = []
+        for file in files {
+            do throws(BoardFileError) {
+                let board = try BoardFile.load(path: file)
+                if let twin = boards.first(where: { $0.name == board.name }) {
+                    throw BoardFileError(
+                        file: file, key: "$.name", problem: "board name \"\(board.name)\" is also used by \(twin.path)",
+                        expected: "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR)")
+                }
+                boards.append(board)
+            } catch {
+                failures.append(error)
+            }
+        }
+        return Loaded(boards: boards, failures: failures)
+    }
+
+    private func collectFiles() -> (files: [String], failures: [BoardFileError]) {
         var result: [String] = []
+        var failures: [BoardFileError] = []
         for location in locations {
             var info = stat()
             guard stat(location.path, &info) == 0 else {
                 let code = errno
                 if !location.required && code == ENOENT { continue }
-                throw BoardFileError(
-                    file: location.required ? "\(Self.settingKey) entry \(location.path)" : location.path, key: nil,
-                    problem: "cannot read: \(String(cString: strerror(code)))",
-                    expected: location.required ? "an existing board file or directory" : nil)
+                failures.append(
+                    BoardFileError(
+                        file: location.required ? "\(Self.settingKey) entry \(location.path)" : location.path, key: nil,
+                        problem: "cannot read: \(String(cString: strerror(code)))",
+                        expected: location.required ? "an existing board file or directory" : nil))
+                continue
             }
             if info.st_mode & S_IFMT == S_IFDIR {
-                for name in try Self.jsonFiles(in: location.path) where !result.contains(location.path + "/" + name) {
-                    result.append(location.path + "/" + name)
+                do throws(BoardFileError) {
+                    for name in try Self.jsonFiles(in: location.path) where !result.contains(location.path + "/" + name) {
+                        result.append(location.path + "/" + name)
+                    }
+                } catch {
+                    failures.append(error)
                 }
             } else if !result.contains(location.path) {
                 result.append(location.path)
             }
         }
-        return result
-    }
-
-    /// Reads and validates every board file found.
-    /// - Throws: ``BoardFileError`` for the first bad file, or when two files use the same board name.
-    public func load() throws(BoardFileError) -> [BoardFile] {
-        var boards: [BoardFile] = []
-        for file in try files() {
-            let board = try BoardFile.load(path: file)
-            if let twin = boards.first(where: { $0.name == board.name }) {
-                throw BoardFileError(
-                    file: file, key: "$.name", problem: "board name \"\(board.name)\" is also used by \(twin.path)",
-                    expected: "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR)")
-            }
-            boards.append(board)
-        }
-        return boards
+        return (result, failures)
     }
 
     static func jsonFiles(in directory: String) throws(BoardFileError) -> [String] {

@@ -91,7 +91,16 @@ public final class SysfsPWMChannel {
             do {
                 try Self.writeAttribute(chipDirectory + "/export", String(channel))
             } catch let error where error.errno == EBUSY {
-                // Exported meanwhile (by us in another instance, or by someone else): the lock decides.
+                // EBUSY has two causes. The channel was exported meanwhile (by another instance or
+                // process): its directory is there now, and the lock decides. Or a kernel driver
+                // (pwm-vibrator, a backlight, a fan) has requested the channel: then the export is
+                // refused for good and the directory never appears, so say so at once.
+                if access(directory, F_OK) != 0 {
+                    throw SysfsPWMError(
+                        path: error.path, operation: error.operation, errno: EBUSY,
+                        hint: "channel \(channel) of \(chip) is owned by a kernel driver (see /sys/kernel/debug/pwm); "
+                            + "release it in the device tree, or drive the motor through that driver's input device instead")
+                }
             } catch let error where error.errno == EACCES || error.errno == EPERM {
                 throw SysfsPWMError(path: error.path, operation: error.operation, errno: error.errno, hint: pwmPermissionHint)
             } catch let error where error.errno == ENODEV || error.errno == EINVAL {

@@ -29,6 +29,8 @@ struct DiscoveredGamepad: Sendable {
     var phys: String
     /// The node's identity when it was found (see ``Discovery/stillPresent(_:)``).
     var node: NodeIdentity?
+    /// The sysfs path of the HID device (see ``HidrawSysfs/deviceDirectory(path:)``).
+    var physicalID: String?
 
     /// `DualShock 4 (CUH-ZCT2) (USB)`.
     var name: String { "\(model.name) (\(transport == .usb ? "USB" : "Bluetooth"))" }
@@ -36,12 +38,21 @@ struct DiscoveredGamepad: Sendable {
     /// The shortest interval between two writes, in nanoseconds.
     var minimumInterval: UInt64 { Monotonic.nanoseconds(family.minimumWriteInterval(for: transport)) }
 
-    /// The description the host sees.
+    /// What hidraw offers over the kernel's force-feedback interface (HD rumble frequencies,
+    /// trigger motors, DualSense vibration modes): the `hid` backend serves a pad both can reach.
+    static let preference: Int32 = 200
+
+    /// The description the host sees. Whether the user may open the node is checked with
+    /// `access(2)`, which opens nothing: a node the user may not open is listed unavailable, with
+    /// the udev rule that fixes it.
     func spec(wakeLatencyNanoseconds: UInt64) -> DeviceSpec {
-        DeviceSpec(
+        let denied = faccessat(AT_FDCWD, path, R_OK | W_OK, AT_EACCESS) != 0 && (errno == EACCES || errno == EPERM)
+        return DeviceSpec(
             id: id, name: name, actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
             channels: family.channels.map(Self.channelSpec),
-            minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds)
+            minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds,
+            physicalID: physicalID, preference: Self.preference,
+            unavailableReason: denied ? HIDBackend.permissionMessage(id: id, path: path, name: name) : nil)
     }
 
     /// Typical frequencies of a gamepad's grip motors at full speed, in Hz: a large eccentric mass
@@ -137,7 +148,7 @@ enum Discovery {
                 DiscoveredGamepad(
                     id: id, path: entry.path, vendorID: entry.vendorID, productID: entry.productID, transport: transport,
                     family: match.family, model: match.model, uniq: uevent.uniq, phys: uevent.phys,
-                    node: NodeIdentity(path: entry.path)))
+                    node: NodeIdentity(path: entry.path), physicalID: HidrawSysfs.deviceDirectory(path: entry.path)))
         }
         // Two controllers with the same serial on the same transport (clones) would share an id:
         // the later ones (by node) get the node name appended, which keeps every id unique.

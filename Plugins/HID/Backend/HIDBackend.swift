@@ -106,8 +106,12 @@ final class HIDBackend: BackendDriver {
                 "hid: no controller '\(deviceID)' is connected"
                     + (known.isEmpty ? "; none is (see `haptic-cal list`)" : "; connected: \(known.joined(separator: ", "))"))
         }
-        let code = HIDAPI.diagnoseOpen(path: gamepad.path)
-        if code != 0 { throw openFailure(gamepad, errno: code, detail: String(cString: strerror(code))) }
+        // Opening the node comes with the first wake; here only the permission is checked, with
+        // the effective ids, which opens nothing.
+        if faccessat(AT_FDCWD, gamepad.path, R_OK | W_OK, AT_EACCESS) != 0 {
+            let code = errno
+            throw openFailure(gamepad, errno: code, detail: String(cString: strerror(code)))
+        }
         let device = try HIDGamepad(gamepad: gamepad, backend: self)
         state.withLock { $0.open.append(WeakGamepad(device: device, id: gamepad.id)) }
         return device

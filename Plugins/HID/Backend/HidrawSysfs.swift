@@ -95,6 +95,15 @@ enum HidrawSysfs {
         access("\(classDirectory)/\(nodeName(path: path))/device/driver", F_OK) == 0
     }
 
+    /// The sysfs path of the HID device behind `path` (`/sys/devices/…/0005:054C:0CE6.0003`), its
+    /// physical identity: the evdev backend reaches the same pad through an input node below the
+    /// same directory, so both list it with this path and the host lists the pad once.
+    static func deviceDirectory(path: String) -> String? {
+        guard let resolved = realpath("\(classDirectory)/\(nodeName(path: path))/device", nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Whether the hidraw node is still registered (its sysfs entry exists).
     static func exists(path: String) -> Bool {
         access("\(classDirectory)/\(nodeName(path: path))", F_OK) == 0

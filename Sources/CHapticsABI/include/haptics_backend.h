@@ -11,7 +11,12 @@
  * then in the running executable's directory, then in `PREFIX/lib/haptics`.
  * It opens each with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)` and never
  * unloads it, so a plugin may keep threads and static data for the life of
- * the process. World-writable plugin files and directories are refused.
+ * the process. A plugin is loaded only if the file is no symbolic link, is owned
+ * by root or the user running the host, and is writable by no one else, and the
+ * same holds for every directory above it (a root-owned sticky directory such as
+ * /tmp excepted); the file is opened once and loaded through that descriptor.
+ * The host answers `get_config("plugin.path")` with the plugin's real path (a
+ * plugin finds files installed beside it that way, not through dladdr).
  *
  * Instances. The host calls the entry point once per backend *instance* it
  * wants (a process may create several, for example one per test). The entry
@@ -31,9 +36,26 @@
  * Safety. A device must be left stopped (no output, lowest power) after
  * `stop`, after `sleep`, after `close`, and when the instance is destroyed.
  *
- * Versioning. Adding a field at the end of a struct keeps the version and
- * grows `struct_size`; any other change bumps HAPTICS_ABI_VERSION and the
- * entry point's name (`haptics_backend_fill_v2`).
+ * Versioning. Adding a field at the end of a struct that carries a
+ * `struct_size` keeps the version; any other change bumps HAPTICS_ABI_VERSION
+ * and the entry point's name (`haptics_backend_fill_v2`). Both sides read a
+ * field only if it ends within the size the other side declared, so:
+ *   - a host passes `out_size` = sizeof(haptics_backend_v1) as it was built; a
+ *     plugin accepts any `out_size` >= HAPTICS_BACKEND_V1_MIN_SIZE, writes only
+ *     the first `out_size` bytes, and sets `struct_size` to its own size;
+ *   - a host accepts any `struct_size` >= HAPTICS_BACKEND_V1_MIN_SIZE and uses
+ *     an appended function only if it lies within `struct_size` and is set;
+ *   - a plugin uses an appended field of `haptics_host_v1` only if it lies
+ *     within the host's `struct_size`.
+ * `haptics_device_v1` is written in arrays by `enumerate` and never grows: what
+ * a device says beyond it travels in `haptics_device_info_v1` (`describe`).
+ *
+ * History of ABI version 1:
+ *   1.0  the nine required functions.
+ *   1.1  `describe` appended to `haptics_backend_v1` (optional), with
+ *        `haptics_device_info_v1`: the physical device behind a listing, the
+ *        backend's preference for it, why it is unavailable, and the drive
+ *        envelope (offset, rated and kick levels, kick window, continuous limit).
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -62,6 +84,8 @@ extern "C" {
 #define HAPTICS_NAME_SIZE 128
 /** Size of a channel name and a backend name, including the NUL. */
 #define HAPTICS_SHORT_NAME_SIZE 32
+/** Size of a physical-device path and of a message in `haptics_device_info_v1`, including the NUL. */
+#define HAPTICS_PATH_SIZE 256
 
 /** What kind of actuator a device or channel is. */
 enum haptics_actuator_kind {
@@ -140,6 +164,55 @@ typedef struct haptics_device_v1 {
     uint64_t wake_latency_ns;
 } haptics_device_v1;
 
+/** Bits of `haptics_device_info_v1.flags`. */
+enum haptics_device_flag {
+    /** The device is listed but cannot be used now; `unavailable_reason` says why and how to fix it. */
+    HAPTICS_DEVICE_UNAVAILABLE = 1u << 0,
+    /** The envelope fields (`amplitude_offset` ... `rest_ns`) are set. */
+    HAPTICS_DEVICE_HAS_ENVELOPE = 1u << 1,
+};
+
+/**
+ * What a backend says about a device beyond `haptics_device_v1` (ABI 1.1, through `describe`).
+ *
+ * The host zeroes it and sets `struct_size` to its size as the host was built; the plugin
+ * writes only fields that end within `struct_size` bytes and leaves `struct_size` alone.
+ * Fields a plugin does not know stay zero, which always means "not stated".
+ */
+typedef struct haptics_device_info_v1 {
+    /** Set by the host: sizeof(haptics_device_info_v1) as the host was built. */
+    uint32_t struct_size;
+    /** `haptics_device_flag` bits. */
+    uint32_t flags;
+    /**
+     * When two backends list the same `physical_id`, the host lists the device once and serves it
+     * through the available listing with the highest preference (ties: the backend found first).
+     * The bundled backends use 200 for hidraw (it does more: HD rumble frequencies, DualSense
+     * modes) and 100 for evdev force feedback.
+     */
+    int32_t preference;
+    /** Drive envelope: a non-zero amplitude `a` reaches the hardware as `offset + a * (1 - offset)`. */
+    float amplitude_offset;
+    /** Drive envelope: the highest level (0...1, after the offset) the backend holds steadily. */
+    float rated_level;
+    /** Drive envelope: the highest level allowed during the first `kick_max_ns` of a drive (>= rated_level). */
+    float kick_level;
+    /** Drive envelope: how long a kick may last, in nanoseconds (0: no kick). */
+    uint64_t kick_max_ns;
+    /** Drive envelope: a drive longer than this is cut to zero, in nanoseconds (0: never cut). */
+    uint64_t max_continuous_ns;
+    /** Drive envelope: how long the drive must be off to end a drive (re-arming the kick, lifting a cut), in nanoseconds. */
+    uint64_t rest_ns;
+    /**
+     * The physical device this listing is a view of, the same string in every backend that can
+     * reach it (for a HID device: the sysfs path of the HID device that both its hidraw node and
+     * its input node hang off, "/sys/devices/.../0003:054C:0CE6.0001"). Empty: not shared.
+     */
+    char physical_id[HAPTICS_PATH_SIZE];
+    /** With HAPTICS_DEVICE_UNAVAILABLE: why the device cannot be used and the fix. NUL-terminated. */
+    char unavailable_reason[HAPTICS_PATH_SIZE];
+} haptics_device_info_v1;
+
 /** The drive state of one channel. */
 typedef struct haptics_channel_drive_v1 {
     /** Output level, 0 (off) ... 1 (the channel's rated full scale). */
@@ -215,11 +288,24 @@ typedef struct haptics_backend_v1 {
     size_t (* _Nullable last_error)(void * _Nullable instance, void * _Nullable device, char * _Nonnull buffer, size_t size);
     /** Releases the instance. Every device has been closed before. */
     void (* _Nullable destroy)(void * _Nullable instance);
+
+    /* ---- ABI 1.1: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Fills `*info` for the device `device_id` as the last `enumerate` listed it (see
+     * `haptics_device_info_v1` for the size rule). Must not touch the hardware. Returns 0,
+     * -ENODEV for an unknown id, or another negative errno value.
+     */
+    int (* _Nullable describe)(void * _Nullable instance, const char * _Nonnull device_id,
+                               haptics_device_info_v1 * _Nonnull info);
 } haptics_backend_v1;
 
+/** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */
+#define HAPTICS_BACKEND_V1_MIN_SIZE offsetof(haptics_backend_v1, describe)
+
 /**
- * The entry point every plugin exports. Fills `*out` (of `out_size` bytes, zeroed by the host)
- * with a new instance. Returns 0, or a negative errno value; on failure the plugin may report
+ * The entry point every plugin exports. Fills the first `out_size` bytes of `*out` (zeroed by the
+ * host; `out_size` >= HAPTICS_BACKEND_V1_MIN_SIZE, else return -EINVAL) with a new instance. Returns 0, or a negative errno value; on failure the plugin may report
  * the reason through `host->log` and must not leave an instance behind.
  */
 typedef int (*haptics_backend_fill_v1_fn)(const haptics_host_v1 * _Nonnull host,

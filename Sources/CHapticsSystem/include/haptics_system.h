@@ -9,4 +9,10 @@
  */
 int haptics_tune_scheduler_thread(const char *name, int realtime, int priority);
 
+/**
+ * `secure_getenv(3)`: the variable's value, or NULL when it is unset or the process runs
+ * set-user-ID, set-group-ID or with file capabilities (AT_SECURE).
+ */
+const char *haptics_secure_getenv(const char *name);
+
 #endif

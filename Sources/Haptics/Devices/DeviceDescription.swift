@@ -62,11 +62,26 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
     public var minimumUpdateInterval: Double
     /// Time from waking to rendering a frame at full strength, in seconds.
     public var wakeLatency: Double
+    /// The physical device this listing is a view of, shared by every backend that reaches it (for a
+    /// HID pad: the sysfs path of its HID device); `nil` when no other backend can reach it.
+    public var physicalID: String?
+    /// Which backend should serve a physical device several backends list: the highest preference
+    /// among the available listings wins (hidraw 200, evdev 100).
+    public var preference: Int
+    /// Why the device cannot be used now, and the fix (no permission, no usable effect); `nil` when it can.
+    public var unavailableReason: String?
+    /// What the backend does to a drive before it reaches the hardware; `nil` when it passes
+    /// amplitudes through unchanged.
+    public var envelope: DriveEnvelope?
+    /// The ids of other backends' listings of the same physical device, hidden behind this one by
+    /// ``HapticSystem/devices()`` (see ``physicalID``).
+    public var alternatives: [String]
 
     /// A device description.
     public init(
         id: String, name: String, backend: String, actuator: ActuatorKind, channels: [ChannelDescription],
-        minimumUpdateInterval: Double, wakeLatency: Double
+        minimumUpdateInterval: Double, wakeLatency: Double, physicalID: String? = nil, preference: Int = 0,
+        unavailableReason: String? = nil, envelope: DriveEnvelope? = nil, alternatives: [String] = []
     ) {
         self.id = id
         self.name = name
@@ -75,5 +90,13 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
         self.channels = channels
         self.minimumUpdateInterval = minimumUpdateInterval
         self.wakeLatency = wakeLatency
+        self.physicalID = physicalID
+        self.preference = preference
+        self.unavailableReason = unavailableReason
+        self.envelope = envelope
+        self.alternatives = alternatives
     }
+
+    /// Whether the device can be used now (``unavailableReason`` is `nil`).
+    public var isAvailable: Bool { unavailableReason == nil }
 }

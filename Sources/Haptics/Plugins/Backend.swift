@@ -44,13 +44,36 @@ public final class Backend: @unchecked Sendable {
             }
             return raw.prefix(Int(count)).compactMap { entry in
                 do {
-                    return try DeviceDescription(entry, backend: name)
+                    var description = try DeviceDescription(entry, backend: name)
+                    if let info = info(forDevice: description.id) { description.apply(info) }
+                    return description
                 } catch {
                     host.logger.error("\(path): ignoring a device: \(error)")
                     return nil
                 }
             }
         }
+    }
+
+    /// The plugin's `describe`, when its table has one (ABI 1.1).
+    private var describeFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafeMutablePointer<haptics_device_info_v1>) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.describe),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.describe
+    }
+
+    /// What the plugin says about `id` beyond its listing, or nil (a 1.0 plugin, or `describe` failed).
+    func info(forDevice id: String) -> haptics_device_info_v1? {
+        guard let describe = describeFunction else { return nil }
+        var info = haptics_device_info_v1()
+        info.struct_size = UInt32(MemoryLayout<haptics_device_info_v1>.size)
+        let rc = describe(table.instance, id, &info)
+        guard rc == 0 else {
+            host.logger.warning("\(path): describe(\(id)) failed: \(failure(.enumerate, code: rc, device: nil, deviceID: id))")
+            return nil
+        }
+        return info
     }
 
     /// Opens the device `id` (asleep and stopped).
@@ -99,18 +122,16 @@ extension DeviceDescription {
         guard (1...Int(HAPTICS_MAX_CHANNELS)).contains(Int(raw.channel_count)) else {
             throw InvalidDeviceDescription(id: id, problem: "channel_count \(raw.channel_count) is outside 1...\(HAPTICS_MAX_CHANNELS)")
         }
-        var channels: [ChannelDescription] = []
-        withUnsafeBytes(of: raw.channels) { bytes in
-            let all = bytes.bindMemory(to: haptics_channel_v1.self)
-            for index in 0..<Int(raw.channel_count) { channels.append(ChannelDescription(all[index])) }
+        let rawChannels = withUnsafeBytes(of: raw.channels) { bytes in
+            Array(bytes.bindMemory(to: haptics_channel_v1.self).prefix(Int(raw.channel_count)))
         }
-        for channel in channels {
-            if let range = channel.frequencyRange, !(range.lowerBound > 0) {
-                throw InvalidDeviceDescription(id: id, problem: "channel '\(channel.name)' has frequency range \(range)")
-            }
+        var channels: [ChannelDescription] = []
+        for rawChannel in rawChannels {
+            let channel = try ChannelDescription(rawChannel, deviceID: id)
             if channel.amplitudeSteps < 2 {
                 throw InvalidDeviceDescription(id: id, problem: "channel '\(channel.name)' has \(channel.amplitudeSteps) amplitude steps, needs at least 2")
             }
+            channels.append(channel)
         }
         self.init(
             id: id, name: cString(raw.name), backend: backend, actuator: ActuatorKind(code: raw.actuator), channels: channels,
@@ -119,14 +140,47 @@ extension DeviceDescription {
 }
 
 extension ChannelDescription {
-    init(_ raw: haptics_channel_v1) {
-        let controlsFrequency = raw.capabilities & HAPTICS_CAP_FREQUENCY.rawValue != 0
-        let low = Double(raw.frequency_min_hz), high = Double(raw.frequency_max_hz)
+    /// Converts and checks a channel a plugin wrote: a frequency range needs two finite positive
+    /// bounds (a NaN would make no range at all); a resonant or nominal frequency that is not a
+    /// finite positive number counts as unknown.
+    init(_ raw: haptics_channel_v1, deviceID: String) throws(InvalidDeviceDescription) {
+        let name = cString(raw.name)
+        var range: ClosedRange<Double>?
+        if raw.capabilities & HAPTICS_CAP_FREQUENCY.rawValue != 0 {
+            let low = Double(raw.frequency_min_hz), high = Double(raw.frequency_max_hz)
+            guard low.isFinite, high.isFinite, low > 0, high > 0 else {
+                throw InvalidDeviceDescription(
+                    id: deviceID, problem: "channel '\(name)' has frequency range \(low)…\(high) Hz; both bounds must be finite and above 0")
+            }
+            range = min(low, high)...max(low, high)
+        }
+        func known(_ value: Float) -> Double? { value.isFinite && value > 0 ? Double(value) : nil }
         self.init(
-            name: cString(raw.name), actuator: ActuatorKind(code: raw.actuator), amplitudeSteps: Int(raw.amplitude_steps),
-            frequencyRange: controlsFrequency ? min(low, high)...max(low, high) : nil,
-            resonantFrequency: raw.resonant_frequency_hz > 0 ? Double(raw.resonant_frequency_hz) : nil,
-            nominalFrequency: raw.nominal_frequency_hz > 0 ? Double(raw.nominal_frequency_hz) : nil)
+            name: name, actuator: ActuatorKind(code: raw.actuator), amplitudeSteps: Int(raw.amplitude_steps),
+            frequencyRange: range, resonantFrequency: known(raw.resonant_frequency_hz), nominalFrequency: known(raw.nominal_frequency_hz))
+    }
+}
+
+extension DeviceDescription {
+    /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the envelope.
+    mutating func apply(_ info: haptics_device_info_v1) {
+        let physical = cString(info.physical_id)
+        physicalID = physical.isEmpty ? nil : physical
+        preference = Int(info.preference)
+        if info.flags & HAPTICS_DEVICE_UNAVAILABLE.rawValue != 0 {
+            let reason = cString(info.unavailable_reason)
+            unavailableReason = reason.isEmpty ? "the backend says the device cannot be used now" : reason
+        }
+        if info.flags & HAPTICS_DEVICE_HAS_ENVELOPE.rawValue != 0 {
+            func seconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e9 }
+            // The decimal the plugin wrote (0.6), not the float's binary neighbour (0.6000000238):
+            // a float's description is the shortest text that reads back as the same float.
+            func level(_ value: Float) -> Double { value.isFinite ? Double("\(value)") ?? 0 : 0 }
+            envelope = DriveEnvelope(
+                amplitudeOffset: level(info.amplitude_offset), ratedLevel: level(info.rated_level), kickLevel: level(info.kick_level),
+                kickDuration: seconds(info.kick_max_ns), maxContinuousDuration: info.max_continuous_ns > 0 ? seconds(info.max_continuous_ns) : nil,
+                restDuration: seconds(info.rest_ns))
+        }
     }
 }
 

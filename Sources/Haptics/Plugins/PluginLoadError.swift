@@ -1,12 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Why a backend plugin was not loaded. Each case names the file and, where there is one, the fix.
 ///
 /// A failing plugin never stops the others: ``PluginLoader/loadAll()`` collects these beside the
 /// backends that did load.
 public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The directory is writable by every user, so anyone could plant a plugin in it.
-    case directoryWorldWritable(directory: String)
-    /// The plugin file is writable by every user, so anyone could replace it.
-    case fileWorldWritable(path: String)
+    /// Why a plugin file or a directory above it is not trusted.
+    public enum UnsafeReason: Sendable, Hashable {
+        /// Writable by every user: anyone could plant or replace a plugin.
+        case worldWritable
+        /// Writable by its group: every member could plant or replace a plugin.
+        case groupWritable
+        /// Owned by a user who is neither root nor the user running the host (`uid`).
+        case foreignOwner(uid: UInt32)
+        /// The plugin file is a symbolic link (whoever controls the link's target controls the code).
+        case symbolicLink
+        /// The plugin is not a regular file.
+        case notRegularFile
+    }
+
+    /// A directory on the way to the plugin (the plugin's own, or one above it) is not trusted, so
+    /// someone other than root and the user could plant a plugin or swap a directory.
+    case unsafeDirectory(directory: String, reason: UnsafeReason)
+    /// The plugin file is not trusted.
+    case unsafeFile(path: String, reason: UnsafeReason)
     /// The file could not be inspected (`stat` failed).
     case unreadable(path: String, errno: Int32)
     /// `dlopen` failed because a shared library the plugin needs is not installed.
@@ -26,10 +45,10 @@ public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Another plugin already provides a backend of this name.
     case duplicateBackend(path: String, name: String, loadedFrom: String)
 
-    /// The plugin file (or, for ``directoryWorldWritable(directory:)``, the directory) concerned.
+    /// The plugin file (or, for ``unsafeDirectory(directory:reason:)``, the directory) concerned.
     public var path: String {
         switch self {
-        case .directoryWorldWritable(let path), .fileWorldWritable(let path), .unreadable(let path, _),
+        case .unsafeDirectory(let path, _), .unsafeFile(let path, _), .unreadable(let path, _),
             .dependencyMissing(let path, _, _), .openFailed(let path, _), .entryPointMissing(let path, _, _),
             .abiVersionMismatch(let path, _, _), .structSizeMismatch(let path, _, _), .functionMissing(let path, _),
             .initializationFailed(let path, _, _), .duplicateBackend(let path, _, _):
@@ -39,10 +58,10 @@ public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case .directoryWorldWritable(let directory):
-            return "\(directory): plugin directory is world-writable; refusing to load from it (fix: chmod o-w \(directory))"
-        case .fileWorldWritable(let path):
-            return "\(path): plugin file is world-writable; refusing to load it (fix: chmod o-w \(path))"
+        case .unsafeDirectory(let directory, let reason):
+            return "\(directory): \(Self.explain(reason, kind: "directory", path: directory)); refusing to load plugins below it"
+        case .unsafeFile(let path, let reason):
+            return "\(path): \(Self.explain(reason, kind: "plugin file", path: path)); refusing to load it"
         case .unreadable(let path, let code):
             return "\(path): cannot inspect plugin: \(describeErrno(code))"
         case .dependencyMissing(let path, let library, let text):
@@ -62,6 +81,18 @@ public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible 
             return "\(path): backend initialisation failed with \(describeErrno(-code))\(said)"
         case .duplicateBackend(let path, let name, let loadedFrom):
             return "\(path): a backend named '\(name)' is already loaded from \(loadedFrom); skipped"
+        }
+    }
+
+    private static func explain(_ reason: UnsafeReason, kind: String, path: String) -> String {
+        switch reason {
+        case .worldWritable: return "\(kind) is writable by every user (fix: chmod o-w \(path))"
+        case .groupWritable: return "\(kind) is writable by its group (fix: chmod g-w \(path))"
+        case .foreignOwner(let uid):
+            return "\(kind) belongs to uid \(uid), neither root nor the user running this program (uid \(geteuid())) (fix: chown root \(path), or install it somewhere you own)"
+        case .symbolicLink:
+            return "\(kind) is a symbolic link (fix: install the file itself, or put its real directory on HAPTICS_PLUGIN_PATH)"
+        case .notRegularFile: return "\(kind) is not a regular file"
         }
     }
 }

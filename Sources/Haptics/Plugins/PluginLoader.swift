@@ -19,8 +19,10 @@ public struct PluginLoadReport: Sendable {
 /// Finds, opens and validates backend plugins (`libhaptics-NAME.so`) through the C ABI.
 ///
 /// Each plugin is opened with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)` and never closed:
-/// unloading a Swift plugin and loading another is not safe. World-writable directories and files
-/// are refused. Every check (ABI version, table size, each required function) has its own error.
+/// unloading a Swift plugin and loading another is not safe. Only files that root or the user own,
+/// that no one else can write, that are no symbolic link, and whose directories up to `/` are as
+/// safe, are loaded (``PluginFileCheck``). Every check (ownership and modes, ABI version, table
+/// size, each required function) has its own error.
 public struct PluginLoader: Sendable {
     /// The file-name prefix and suffix of a plugin: `libhaptics-NAME.so`.
     public static let filePrefix = "libhaptics-"
@@ -78,8 +80,10 @@ public struct PluginLoader: Sendable {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
             let names = Self.pluginNames(in: directory)
             if names.isEmpty { continue }
-            if info.st_mode & S_IWOTH != 0 {
-                refused.append(.directoryWorldWritable(directory: directory))
+            do throws(PluginLoadError) {
+                try PluginFileCheck.checkDirectories(of: directory + "/" + names[0])
+            } catch {
+                refused.append(error)
                 continue
             }
             for name in names where seenNames.insert(name).inserted {
@@ -92,31 +96,41 @@ public struct PluginLoader: Sendable {
     private static func pluginNames(in directory: String) -> [String] {
         directoryEntries(atPath: directory).filter {
             $0.hasPrefix(filePrefix) && $0.hasSuffix(fileSuffix) && $0.count > filePrefix.count + fileSuffix.count
-        }
+        }.sorted()
     }
 
-    /// Loads one plugin file and creates a backend instance from it.
-    public func load(path: String) throws(PluginLoadError) -> Backend {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        var info = stat()
-        if stat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_mode & S_IWOTH != 0 {
-            throw .directoryWorldWritable(directory: directory)
-        }
-        guard stat(path, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
-        if info.st_mode & S_IWOTH != 0 { throw .fileWorldWritable(path: path) }
+    /// Called after a plugin file passed the checks and was opened, before it is loaded through
+    /// that descriptor (with the path checked). Only for tests: they swap the file here to prove
+    /// the loader keeps what it checked.
+    public var afterCheck: (@Sendable (String) -> Void)?
 
+    /// Loads one plugin file and creates a backend instance from it.
+    ///
+    /// The file is checked the way OpenSSH's `safe_path` checks keys (``PluginFileCheck``), opened
+    /// once with `O_NOFOLLOW`, checked again through that descriptor (`fstat`), and loaded through
+    /// it (`dlopen("/proc/self/fd/N")`), so a file swapped after the check is never the one loaded.
+    public func load(path: String) throws(PluginLoadError) -> Backend {
+        let opened = try PluginFileCheck.open(path)
+        let descriptor = PluginImages.descriptor(for: opened)
+        afterCheck?(path)
+
+        let image = "/proc/self/fd/\(descriptor)"
         _ = dlerror()
-        guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            throw Self.openError(path: path, text: dlerror().map { String(cString: $0) } ?? "unknown error")
+        guard let library = dlopen(image, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            let text = dlerror().map { String(cString: $0) } ?? "unknown error"
+            PluginImages.discard(opened, descriptor: descriptor)
+            throw Self.openError(path: path, text: text.replacing(image, with: path))
         }
         // Never dlclose: RTLD_NODELETE keeps the image, and unloading Swift plugins is unsafe.
         _ = dlerror()
         guard let symbol = dlsym(library, HAPTICS_BACKEND_ENTRY) else {
             let text = dlerror().map { String(cString: $0) } ?? "symbol not found"
-            throw .entryPointMissing(path: path, symbol: HAPTICS_BACKEND_ENTRY, dlerror: text)
+            throw .entryPointMissing(path: path, symbol: HAPTICS_BACKEND_ENTRY, dlerror: text.replacing(image, with: path))
         }
         let fill = unsafeBitCast(symbol, to: haptics_backend_fill_v1_fn.self)
 
+        var settings = self.settings
+        settings[Self.pluginPathKey] = opened.realPath
         let host = HostContext(settings: settings, logger: logger)
         var table = haptics_backend_v1()
         let rc = fill(host.table, &table, MemoryLayout<haptics_backend_v1>.size)
@@ -125,7 +139,8 @@ public struct PluginLoader: Sendable {
             // The layout cannot be trusted: the instance is leaked rather than destroyed through it.
             throw .abiVersionMismatch(path: path, found: table.abi_version, expected: HAPTICS_ABI_VERSION)
         }
-        let minimumSize = UInt32(MemoryLayout<haptics_backend_v1>.size)
+        // ABI 1.0's table is the least a plugin fills; functions appended since are optional.
+        let minimumSize = UInt32(Self.minimumTableSize)
         guard table.struct_size >= minimumSize else {
             throw .structSizeMismatch(path: path, found: table.struct_size, minimum: minimumSize)
         }
@@ -145,6 +160,13 @@ public struct PluginLoader: Sendable {
         }
         return Backend(name: name, path: path, table: table, host: host)
     }
+
+    /// The setting the host answers with the plugin's real path (`get_config("plugin.path")`), so a
+    /// plugin finds files installed beside it.
+    public static let pluginPathKey = "plugin.path"
+
+    /// The size of ABI 1.0's backend table (`HAPTICS_BACKEND_V1_MIN_SIZE`): the nine required functions.
+    public static let minimumTableSize = MemoryLayout<haptics_backend_v1>.offset(of: \.describe)!
 
     /// Tells a missing dependency (`libfoo.so.1: cannot open shared object file`) from other failures.
     static func openError(path: String, text: String) -> PluginLoadError {

@@ -74,14 +74,21 @@ public final class HapticSystem: Sendable {
     /// The loaded backends.
     public var backends: [Backend] { plugins.backends }
 
-    /// Every device of every backend. A backend that fails to enumerate is logged and skipped;
-    /// ``deviceListing()`` gives its error.
+    /// Every device, once per physical device. A backend that fails to enumerate is logged and
+    /// skipped; ``deviceListing()`` gives its error.
     public func devices() -> [DeviceDescription] {
         deviceListing().devices
     }
 
-    /// Every device, and the error of each backend that could not list its devices.
+    /// Every device once per physical device (see ``merged(_:)``), and the error of each backend
+    /// that could not list its devices.
     public func deviceListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
+        let listing = everyListing()
+        return (Self.merged(listing.devices), listing.failures)
+    }
+
+    /// Every listing of every backend, a physical device reachable by two backends twice.
+    private func everyListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
         var devices: [DeviceDescription] = []
         var failures: [DeviceError] = []
         for backend in plugins.backends {
@@ -95,11 +102,45 @@ public final class HapticSystem: Sendable {
         return (devices, failures)
     }
 
-    /// The description of the one device `query` names: an exact id, else a unique id prefix or a
-    /// unique case-insensitive name substring.
+    /// One entry per physical device: listings that share a ``DeviceDescription/physicalID`` (a pad
+    /// both the `hid` backend, through hidraw, and the `evdev` backend, through its input node, can
+    /// reach) become the one that serves it: an available listing before an unavailable one, then
+    /// the higher ``DeviceDescription/preference``, then the backend found first. The others' ids
+    /// go into the winner's ``DeviceDescription/alternatives``; it keeps the place of the first.
+    public static func merged(_ listings: [DeviceDescription]) -> [DeviceDescription] {
+        var result: [DeviceDescription] = []
+        var place: [String: Int] = [:]
+        for listing in listings {
+            guard let physical = listing.physicalID else {
+                result.append(listing)
+                continue
+            }
+            guard let index = place[physical] else {
+                place[physical] = result.count
+                result.append(listing)
+                continue
+            }
+            let kept = result[index]
+            let better =
+                listing.isAvailable != kept.isAvailable ? listing.isAvailable : listing.preference > kept.preference
+            if better {
+                var winner = listing
+                winner.alternatives = kept.alternatives + [kept.id] + listing.alternatives
+                result[index] = winner
+            } else {
+                result[index].alternatives.append(listing.id)
+            }
+        }
+        return result
+    }
+
+    /// The description of the one device `query` names: an exact id (a listing hidden behind
+    /// another backend's for the same physical device included), else a unique id prefix or a
+    /// unique case-insensitive name substring among ``devices()``.
     public func resolve(_ query: String) throws(DeviceError) -> DeviceDescription {
-        let all = devices()
-        if let exact = all.first(where: { $0.id == query }) { return exact }
+        let every = everyListing().devices
+        let all = Self.merged(every)
+        if let exact = all.first(where: { $0.id == query }) ?? every.first(where: { $0.id == query }) { return exact }
         let lowered = query.lowercased()
         let matches = all.filter { $0.id.hasPrefix(query) || $0.name.lowercased().contains(lowered) }
         switch matches.count {
@@ -110,9 +151,15 @@ public final class HapticSystem: Sendable {
     }
 
     /// Opens the device `query` names (see ``resolve(_:)``), or returns it if it is already open.
+    ///
+    /// A device that was lost (unplugged) is never handed out again: it is closed, and the device
+    /// is opened anew (a replugged pad comes back under the same id), or the open fails.
     public func openDevice(_ query: String) throws(DeviceError) -> HapticDevice {
         let description = try resolve(query)
-        if let existing = open.withLock({ $0[description.id]?.device }) { return existing }
+        if let existing = open.withLock({ $0[description.id]?.device }) {
+            guard existing.isLost else { return existing }
+            existing.close()
+        }
         guard let backend = plugins.backends.first(where: { $0.name == description.backend }) else {
             throw .notFound(query: query, available: devices().map(\.id))
         }
@@ -121,7 +168,7 @@ public final class HapticSystem: Sendable {
             actuator: actuator, clock: configuration.clock, policy: configuration.powerPolicy,
             logger: configuration.logger)
         return open.withLock { table in
-            if let raced = table[description.id]?.device { return raced }
+            if let raced = table[description.id]?.device, !raced.isLost { return raced }
             table[description.id] = WeakDevice(device: device)
             return device
         }

@@ -309,10 +309,11 @@ struct GPIOBoardSearchTests {
             .init(path: root + "/10-a.json", required: true),
         ])
         #expect(try search.files() == [root + "/10-a.json", root + "/20-b.json", extra])
-        #expect(try search.load().map(\.name) == ["a-board", "b-board", "c-board"])
+        #expect(search.load().boards.map(\.name) == ["a-board", "b-board", "c-board"])
+        #expect(search.load().failures.isEmpty)
     }
 
-    @Test("a missing gpio.boards entry, a broken file and a duplicate board name are errors naming the files")
+    @Test("a missing gpio.boards entry, a broken file and a duplicate board name are each reported, naming the file; the good boards still load")
     func errors() throws {
         let root = TestSupport.makeTemporaryDirectory("gpio-search-errors")
         let missing = BoardSearch(locations: [.init(path: root + "/nope.json", required: true)])
@@ -321,15 +322,16 @@ struct GPIOBoardSearchTests {
 
         try write(boardBytes(name: "same"), to: root + "/1.json")
         try write(boardBytes(name: "same"), to: root + "/2.json")
-        let duplicate = #expect(throws: BoardFileError.self) { try BoardSearch(locations: [.init(path: root, required: true)]).load() }
-        #expect(duplicate?.file == root + "/2.json")
+        try write(BoardJSON.bytes([(["name"], .string("bad")), BoardJSON.limit("rated_level", .number(2))]), to: root + "/3-bad.json")
+        try write(boardBytes(name: "good"), to: root + "/4-good.json")
+        let loaded = BoardSearch(locations: [.init(path: root, required: true), .init(path: root + "/nope.json", required: true)]).load()
+        #expect(loaded.boards.map(\.name) == ["same", "good"])
+        #expect(loaded.failures.count == 3, "\(loaded.failures)")
+        let duplicate = loaded.failures.first { $0.file == root + "/2.json" }
         #expect(duplicate?.key == "$.name")
         #expect(duplicate?.problem == "board name \"same\" is also used by \(root)/1.json")
-
-        try write(BoardJSON.bytes([BoardJSON.limit("rated_level", .number(2))]), to: root + "/3-bad.json")
-        try FileManager.default.removeItem(atPath: root + "/2.json")
-        let broken = #expect(throws: BoardFileError.self) { try BoardSearch(locations: [.init(path: root, required: true)]).load() }
-        #expect(broken?.file == root + "/3-bad.json")
+        let broken = loaded.failures.first { $0.file == root + "/3-bad.json" }
         #expect(broken?.key == "$.actuators[0].limits.rated_level")
+        #expect(loaded.failures.contains { $0.file == "gpio.boards entry \(root)/nope.json" })
     }
 }

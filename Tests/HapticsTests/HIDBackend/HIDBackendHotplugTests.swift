@@ -57,6 +57,8 @@ extension GuestKernelTests {
 
             let start = HIDGuest.now()
             var unplugged: UInt64 = 0
+            // Kept open across the replug: the system must not hand this lost object back.
+            var lostKeptOpen: HapticDevice?
             do {
                 let lostDevice = try system.openDevice(lostID), otherDevice = try system.openDevice(otherID)
                 let engine = try HapticEngine(devices: [lostDevice, otherDevice], policy: HapticPolicy())
@@ -90,7 +92,7 @@ extension GuestKernelTests {
                 #expect(stopped.withLock { $0.map(\.reason) } == [.deviceLost(deviceID: lostID)])
                 engine.stop()
                 otherDevice.close()
-                lostDevice.close()
+                lostKeptOpen = lostDevice
             }
             // The other device played on: states after the unplug, ending silent.
             try await HIDGuest.wait(for: "the DualSense's off report", timeout: 5) {
@@ -114,6 +116,8 @@ extension GuestKernelTests {
             let device = try system.openDevice(lostID)
             defer { device.close() }
             #expect(!device.isLost, "the system handed back the lost device object")
+            #expect(device !== lostKeptOpen, "the lost device object was handed out again")
+            #expect(lostKeptOpen?.isLost == true)
             let engine = try HapticEngine(devices: [device], policy: HapticPolicy())
             let player = try engine.makeAdvancedPlayer(with: try .transient(at: 0, intensity: 1, sharpness: 0.3))
             let finished = Mutex(false)
@@ -141,9 +145,11 @@ extension GuestKernelTests {
             let cal = TestSupport.buildDirectory + "/haptic-cal"
             try #require(FileManager.default.isExecutableFile(atPath: cal), "build haptic-cal first (swift build)")
 
-            // Listing needs no access to the node: the controller shows up for the unprivileged user.
+            // Listing needs no access to the node: the controller shows up for the unprivileged user,
+            // marked unavailable with the fix.
             let list = try UnprivilegedProcess.run(cal, ["list"])
             #expect(list.output.contains(id), "haptic-cal list as nobody:\n\(list.output)")
+            #expect(list.output.contains("unavailable: \(id): permission denied opening \(node)"), "haptic-cal list as nobody:\n\(list.output)")
             // Playing does: the error names the node, the rule file and the fix.
             let play = try UnprivilegedProcess.run(cal, ["play", id, "--duration", "0.05"])
             #expect(play.status != 0)
@@ -158,5 +164,29 @@ extension GuestKernelTests {
             #expect(fd >= 0)
             if fd >= 0 { close(fd) }
         }
-    }
+    
+        @Test("listing opens no controller: the wake latency is an estimate until the first wake measures it")
+        func listingOpensNothing() async throws {
+            // With hid-generic (the second boot) nothing else opens a virtual pad, so any UHID_OPEN is ours.
+            guard VMRig.ignoresSpecialHIDDrivers else { return }
+            let controller = VirtualController.dualSenseUSB
+            let pad = try await HIDGuest.plug(controller)
+            defer { try? pad.destroy() }
+            let system = HIDGuest.system()
+            let id = try HIDGuest.expectedID(pad, controller)
+            let listed = try await HIDGuest.description(system, id: id)
+            for _ in 0..<3 { _ = system.devices() }
+            #expect(pad.openCount == 0, "listing opened the hidraw node \(pad.openCount) time(s)")
+            #expect(listed.physicalID?.hasPrefix("/sys/devices/") == true, "\(String(describing: listed.physicalID))")
+            #expect(listed.preference == 200)
+            let device = try system.openDevice(id)
+            defer { device.close() }
+            let hold = device.hold()
+            hold.prepare()
+            #expect(pad.openCount == 1, "prepare opened the node once")
+            hold.release()
+            let measured = try #require(system.devices().first { $0.id == id }).wakeLatency
+            #expect(measured != listed.wakeLatency, "the wake was measured: \(measured) s vs the estimate \(listed.wakeLatency) s")
+        }
+}
 }

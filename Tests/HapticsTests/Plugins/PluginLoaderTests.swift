@@ -74,29 +74,103 @@ struct PluginLoaderTests {
         }
     }
 
+    /// A fresh directory (mode 0755) holding a copy of the good fixture; returns the directory and the plugin's path.
+    func directoryWithGoodPlugin(_ label: String) throws -> (directory: String, plugin: String) {
+        let directory = TestSupport.makeTemporaryDirectory(label)
+        #expect(chmod(directory, 0o755) == 0)
+        let plugin = directory + "/libhaptics-fixture-good.so"
+        try FileManager.default.copyItem(atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: plugin)
+        #expect(chmod(plugin, 0o644) == 0)
+        return (directory, plugin)
+    }
+
+    func loadAll(_ directories: [String]) -> PluginLoadReport {
+        PluginLoader(searchPath: PluginSearchPath(directories: directories), logger: TestSupport.quietLogger).loadAll()
+    }
+
     @Test("a world-writable directory is refused; the good plugins elsewhere still load")
     func worldWritableDirectory() throws {
-        let open = TestSupport.makeTemporaryDirectory("ww")
-        try FileManager.default.copyItem(
-            atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: open + "/libhaptics-fixture-good.so")
+        let (open, _) = try directoryWithGoodPlugin("ww")
         #expect(chmod(open, 0o777) == 0)
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [open, TestSupport.buildDirectory]), logger: TestSupport.quietLogger).loadAll()
-        #expect(report.failures == [.directoryWorldWritable(directory: open)])
+        let report = loadAll([open, TestSupport.buildDirectory])
+        #expect(report.failures == [.unsafeDirectory(directory: open, reason: .worldWritable)])
         #expect(!report.backends.map(\.name).contains("fixture-good"))
         #expect(report.backends.map(\.name).contains("recording"))
         #expect("\(report.failures[0])".contains("chmod o-w \(open)"))
     }
 
-    @Test("a world-writable plugin file is refused")
-    func worldWritableFile() throws {
-        let directory = TestSupport.makeTemporaryDirectory("wwf")
-        chmod(directory, 0o755)
-        let path = directory + "/libhaptics-fixture-good.so"
-        try FileManager.default.copyItem(atPath: try fixtures().directory + "/libhaptics-fixture-good.so", toPath: path)
+    @Test("a group-writable directory, or one above it, is refused; a root-owned sticky one above (/tmp) is not")
+    func groupWritableDirectories() throws {
+        let (directory, plugin) = try directoryWithGoodPlugin("gw")
+        #expect(chmod(directory, 0o775) == 0)
+        #expect(loadAll([directory]).failures == [.unsafeDirectory(directory: directory, reason: .groupWritable)])
+        #expect("\(loadAll([directory]).failures)".contains("chmod g-w \(directory)"))
+
+        // A safe plugin directory inside an unsafe one: the parent could be renamed and replaced.
+        #expect(chmod(directory, 0o755) == 0)
+        let inner = directory + "/inner"
+        #expect(mkdir(inner, 0o755) == 0)
+        try FileManager.default.moveItem(atPath: plugin, toPath: inner + "/libhaptics-fixture-good.so")
+        #expect(loadAll([inner]).backends.map(\.name) == ["fixture-good"])
+        #expect(chmod(directory, 0o777) == 0)
+        #expect(loadAll([inner]).failures == [.unsafeDirectory(directory: directory, reason: .worldWritable)])
+        // The sticky bit makes a world-writable parent safe only when root owns it.
+        #expect(chmod(directory, 0o1777) == 0)
+        #expect(loadAll([inner]).backends.map(\.name) == ["fixture-good"], "a sticky root-owned parent is like /tmp")
+        #expect(chown(directory, 65534, 65534) == 0)
+        #expect(loadAll([inner]).failures == [.unsafeDirectory(directory: directory, reason: .foreignOwner(uid: 65534))])
+    }
+
+    @Test("a plugin file writable by others, or owned by another user, is refused")
+    func unsafeFiles() throws {
+        let (directory, path) = try directoryWithGoodPlugin("wwf")
         #expect(chmod(path, 0o666) == 0)
-        let report = PluginLoader(searchPath: PluginSearchPath(directories: [directory]), logger: TestSupport.quietLogger).loadAll()
-        #expect(report.failures == [.fileWorldWritable(path: path)])
+        #expect(loadAll([directory]).failures == [.unsafeFile(path: path, reason: .worldWritable)])
+        #expect(chmod(path, 0o664) == 0)
+        #expect(loadAll([directory]).failures == [.unsafeFile(path: path, reason: .groupWritable)])
+        #expect(chmod(path, 0o644) == 0)
+        #expect(chown(path, 65534, 65534) == 0)
+        let foreign = loadAll([directory])
+        #expect(foreign.failures == [.unsafeFile(path: path, reason: .foreignOwner(uid: 65534))])
+        #expect("\(foreign.failures[0])".contains("belongs to uid 65534, neither root nor the user running this program"))
+        #expect(chown(path, 0, 0) == 0)
+        #expect(loadAll([directory]).backends.map(\.name) == ["fixture-good"])
+    }
+
+    @Test("a symbolic link is refused, even to a good plugin")
+    func symbolicLink() throws {
+        let (_, plugin) = try directoryWithGoodPlugin("link-target")
+        let directory = TestSupport.makeTemporaryDirectory("link")
+        #expect(chmod(directory, 0o755) == 0)
+        let link = directory + "/libhaptics-fixture-good.so"
+        #expect(symlink(plugin, link) == 0)
+        let report = loadAll([directory])
+        #expect(report.failures == [.unsafeFile(path: link, reason: .symbolicLink)])
         #expect(report.backends.isEmpty)
+        #expect("\(report.failures[0])".contains("is a symbolic link"))
+    }
+
+    @Test("the file loaded is the file checked: one swapped after the check does not run")
+    func swappedAfterCheck() throws {
+        let (directory, plugin) = try directoryWithGoodPlugin("swap")
+        let impostor = directory + "/impostor.so"
+        try FileManager.default.copyItem(atPath: try fixtures().directory + "/libhaptics-fixture-abi10.so", toPath: impostor)
+        var loader = PluginLoader(searchPath: PluginSearchPath(directories: [directory]), logger: TestSupport.quietLogger)
+        loader.afterCheck = { path in
+            // Between the check and the load, someone renames another library over the path.
+            #expect(rename(impostor, path) == 0)
+        }
+        let backend = try loader.load(path: plugin)
+        #expect(backend.name == "fixture-good", "the checked file was loaded, not the one renamed over it")
+        #expect(!FileManager.default.fileExists(atPath: impostor), "the swap happened")
+    }
+
+    @Test("the host tells each plugin its real path (get_config(\"plugin.path\"))")
+    func pluginPath() throws {
+        let backend = try PluginLoader(logger: TestSupport.quietLogger).load(path: try fixtures().directory + "/libhaptics-fixture-good.so")
+        let real = try #require(realpath(try fixtures().directory, nil))
+        defer { free(real) }
+        #expect(try backend.devices().first?.name == "C fixture device (\(String(cString: real))/libhaptics-fixture-good.so)")
     }
 
     @Test("search order: HAPTICS_PLUGIN_PATH entries, then the executable's directory, then ../lib/haptics; first file name wins")

@@ -1,0 +1,238 @@
+/*
+ * FROZEN COPY of haptics_backend.h as released at ABI 1.0 (before `describe` was appended), kept
+ * so the tests can build a 1.0 plugin and a 1.0 host and prove the appended fields keep the
+ * version in both directions. Never edit it; the live header is Sources/CHapticsABI/include.
+ *
+ * haptics_backend.h: the swift-haptics backend contract, ABI version 1.
+ *
+ * This header is the whole interface between the swift-haptics core and a
+ * backend plugin. A backend is a shared library named `libhaptics-NAME.so`
+ * that exports one symbol, `haptics_backend_fill_v1`. It can be written in
+ * any language that can export a C function: the bundled backends are Swift,
+ * a third-party backend may be C or Rust.
+ *
+ * Loading. The host finds plugins on `$HAPTICS_PLUGIN_PATH` (a colon list),
+ * then in the running executable's directory, then in `PREFIX/lib/haptics`.
+ * It opens each with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)` and never
+ * unloads it, so a plugin may keep threads and static data for the life of
+ * the process. World-writable plugin files and directories are refused.
+ *
+ * Instances. The host calls the entry point once per backend *instance* it
+ * wants (a process may create several, for example one per test). The entry
+ * point fills a host-owned `haptics_backend_v1`; everything the instance
+ * needs lives behind its `instance` pointer, so a plugin needs no globals.
+ *
+ * Threads. The host serialises every call that names one device; calls for
+ * different devices, and `enumerate`/`open`/`last_error`, may arrive at the
+ * same time from different threads. A backend must be safe under that.
+ *
+ * Errors. Every function returning `int` returns 0 on success or a negative
+ * errno value on failure (-ENODEV: device gone, -EACCES: permission denied,
+ * -EBUSY: in use, -EINVAL: bad argument, -EIO: transport error, -ETIMEDOUT).
+ * After a failure the host may call `last_error` for a one-line message that
+ * names the node, path or line involved and, where there is one, the fix.
+ *
+ * Safety. A device must be left stopped (no output, lowest power) after
+ * `stop`, after `sleep`, after `close`, and when the instance is destroyed.
+ *
+ * Versioning. Adding a field at the end of a struct keeps the version and
+ * grows `struct_size`; any other change bumps HAPTICS_ABI_VERSION and the
+ * entry point's name (`haptics_backend_fill_v2`).
+ */
+#ifndef HAPTICS_BACKEND_H
+#define HAPTICS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if !defined(__clang__)
+#define _Nullable
+#define _Nonnull
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version this header describes. */
+#define HAPTICS_ABI_VERSION 1u
+/** The one symbol a backend plugin exports. */
+#define HAPTICS_BACKEND_ENTRY "haptics_backend_fill_v1"
+
+/** Most channels one device can describe. */
+#define HAPTICS_MAX_CHANNELS 4
+/** Size of the id and name buffers, including the terminating NUL. */
+#define HAPTICS_ID_SIZE 128
+#define HAPTICS_NAME_SIZE 128
+/** Size of a channel name and a backend name, including the NUL. */
+#define HAPTICS_SHORT_NAME_SIZE 32
+
+/** What kind of actuator a device or channel is. */
+enum haptics_actuator_kind {
+    HAPTICS_ACTUATOR_UNKNOWN = 0,
+    /** Eccentric rotating mass: amplitude only, slow to start (50-100 ms). */
+    HAPTICS_ACTUATOR_ERM = 1,
+    /** Linear resonant actuator: sharp, fast (15-30 ms), resonates at 150-235 Hz. */
+    HAPTICS_ACTUATOR_LRA = 2,
+    /** Game-controller rumble: a strong low-frequency and a weak high-frequency motor. */
+    HAPTICS_ACTUATOR_DUAL_RUMBLE = 3,
+    /** Motors behind a controller's triggers. */
+    HAPTICS_ACTUATOR_TRIGGER = 4,
+    /** Voice coil / wideband actuator. */
+    HAPTICS_ACTUATOR_VOICE_COIL = 5,
+};
+
+/** Bits of `haptics_channel_v1.capabilities`. */
+enum haptics_capability {
+    /** The channel renders amplitudes between off and full scale. */
+    HAPTICS_CAP_AMPLITUDE = 1u << 0,
+    /** The channel's drive frequency can be chosen, within [frequency_min_hz, frequency_max_hz]. */
+    HAPTICS_CAP_FREQUENCY = 1u << 1,
+};
+
+/** Events a backend may report through `haptics_host_v1.notify`. */
+enum haptics_event {
+    /** A device appeared; `enumerate` now lists it. */
+    HAPTICS_EVENT_DEVICE_ADDED = 1,
+    /** A device disappeared; an open handle for it now fails with -ENODEV. */
+    HAPTICS_EVENT_DEVICE_REMOVED = 2,
+};
+
+/** Severity of a message sent through `haptics_host_v1.log`. */
+enum haptics_log_level {
+    HAPTICS_LOG_DEBUG = 0,
+    HAPTICS_LOG_INFO = 1,
+    HAPTICS_LOG_WARNING = 2,
+    HAPTICS_LOG_ERROR = 3,
+};
+
+/** One output channel of a device: a motor, or one side of a controller. */
+typedef struct haptics_channel_v1 {
+    /** Short name: "main", "strong", "weak", "left-trigger". NUL-terminated. */
+    char name[HAPTICS_SHORT_NAME_SIZE];
+    /** A `haptics_actuator_kind`. */
+    uint32_t actuator;
+    /** `haptics_capability` bits. */
+    uint32_t capabilities;
+    /** Distinct amplitude levels the hardware renders, including off (256 for a byte, 101 for 0-100, 2 for on/off). */
+    uint32_t amplitude_steps;
+    /** Lowest drive frequency in Hz (with HAPTICS_CAP_FREQUENCY), else 0. */
+    float frequency_min_hz;
+    /** Highest drive frequency in Hz (with HAPTICS_CAP_FREQUENCY), else 0. */
+    float frequency_max_hz;
+    /** Resonant frequency in Hz, 0 if unknown or not applicable. */
+    float resonant_frequency_hz;
+    /** Frequency in Hz the channel vibrates at when it cannot be chosen (an ERM at full speed), 0 if unknown. */
+    float nominal_frequency_hz;
+} haptics_channel_v1;
+
+/** What a backend says about one device it found. */
+typedef struct haptics_device_v1 {
+    /** Stable id, unique across backends, the same after a replug or a reboot: "recording:lra", "hid:054c:0ce6:usb:SERIAL". */
+    char id[HAPTICS_ID_SIZE];
+    /** Human-readable name: "DualSense Wireless Controller (USB)". */
+    char name[HAPTICS_NAME_SIZE];
+    /** The device's primary `haptics_actuator_kind`. */
+    uint32_t actuator;
+    /** Number of valid entries in `channels`, 1...HAPTICS_MAX_CHANNELS. */
+    uint32_t channel_count;
+    /** The device's channels. */
+    haptics_channel_v1 channels[HAPTICS_MAX_CHANNELS];
+    /** Shortest interval between two frames the device tolerates, in nanoseconds. */
+    uint64_t min_update_interval_ns;
+    /** Time from `wake` returning to the device rendering a frame at full strength, in nanoseconds. */
+    uint64_t wake_latency_ns;
+} haptics_device_v1;
+
+/** The drive state of one channel. */
+typedef struct haptics_channel_drive_v1 {
+    /** Output level, 0 (off) ... 1 (the channel's rated full scale). */
+    float amplitude;
+    /** Drive frequency in Hz for channels with HAPTICS_CAP_FREQUENCY; 0 means the channel's default. */
+    float frequency_hz;
+} haptics_channel_drive_v1;
+
+/** One drive frame: the state every channel holds until the next frame. */
+typedef struct haptics_frame_v1 {
+    /** CLOCK_MONOTONIC time, in nanoseconds, at which the host means this frame to take effect. */
+    uint64_t time_ns;
+    /** Number of valid entries in `channels`; equals the device's channel_count. */
+    uint32_t channel_count;
+    uint32_t reserved;
+    /** Per-channel drive, in the order the device described its channels. */
+    haptics_channel_drive_v1 channels[HAPTICS_MAX_CHANNELS];
+} haptics_frame_v1;
+
+/** What the host offers a backend instance. Valid until the instance is destroyed. */
+typedef struct haptics_host_v1 {
+    /** HAPTICS_ABI_VERSION of the host. */
+    uint32_t abi_version;
+    /** sizeof(haptics_host_v1) as the host was built. */
+    uint32_t struct_size;
+    /** Passed back to every host function. */
+    void * _Nullable context;
+    /**
+     * A configuration value for this instance ("recording.output", "gpio.boards"),
+     * or NULL if unset. The string stays valid until the instance is destroyed.
+     */
+    const char * _Nullable (* _Nullable get_config)(void * _Nullable context, const char * _Nonnull key);
+    /** A message for the host's log; `level` is a `haptics_log_level`. Any thread. */
+    void (* _Nullable log)(void * _Nullable context, int32_t level, const char * _Nonnull message);
+    /** A `haptics_event` about the device `device_id`. Any thread; must not call back into the backend. */
+    void (* _Nullable notify)(void * _Nullable context, uint32_t event, const char * _Nonnull device_id);
+} haptics_host_v1;
+
+/** The table a backend fills. Every function pointer is required. */
+typedef struct haptics_backend_v1 {
+    /** Set to HAPTICS_ABI_VERSION. */
+    uint32_t abi_version;
+    /** Set to sizeof(haptics_backend_v1) as the plugin was built. */
+    uint32_t struct_size;
+    /** Short backend name ("recording", "hid", "gpio"), NUL-terminated. */
+    char name[HAPTICS_SHORT_NAME_SIZE];
+    /** The instance, passed to `enumerate`, `open`, `last_error` and `destroy`. */
+    void * _Nullable instance;
+
+    /**
+     * Lists devices: writes up to `capacity` descriptions to `devices` and sets
+     * `*count` to how many exist (which may exceed `capacity`; call again with more room).
+     */
+    int (* _Nullable enumerate)(void * _Nullable instance, haptics_device_v1 * _Nullable devices,
+                                uint32_t capacity, uint32_t * _Nonnull count);
+    /** Opens the device `device_id` and returns its handle in `*device`. The device starts asleep and stopped. */
+    int (* _Nullable open)(void * _Nullable instance, const char * _Nonnull device_id, void * _Nullable * _Nonnull device);
+    /** Stops the device, puts it to sleep and releases the handle. Called exactly once per successful `open`. */
+    void (* _Nullable close)(void * _Nullable device);
+    /** Leaves the lowest-power state so the next frame renders with minimum latency (enable line high, handshake done). */
+    int (* _Nullable wake)(void * _Nullable device);
+    /** Returns to the lowest-power state; output stops. */
+    int (* _Nullable sleep)(void * _Nullable device);
+    /** Drives the channels as `frame` says until the next frame. The device is awake. */
+    int (* _Nullable submit)(void * _Nullable device, const haptics_frame_v1 * _Nonnull frame);
+    /** Stops all output now (amplitude 0 everywhere); the device stays awake. */
+    int (* _Nullable stop)(void * _Nullable device);
+    /**
+     * Copies the message of the last failure on `device` (or, with device NULL, of the
+     * last failed `enumerate` or `open`) into `buffer`, NUL-terminated, truncated to `size`.
+     * Returns the message's full length; 0 when there is none.
+     */
+    size_t (* _Nullable last_error)(void * _Nullable instance, void * _Nullable device, char * _Nonnull buffer, size_t size);
+    /** Releases the instance. Every device has been closed before. */
+    void (* _Nullable destroy)(void * _Nullable instance);
+} haptics_backend_v1;
+
+/**
+ * The entry point every plugin exports. Fills `*out` (of `out_size` bytes, zeroed by the host)
+ * with a new instance. Returns 0, or a negative errno value; on failure the plugin may report
+ * the reason through `host->log` and must not leave an instance behind.
+ */
+typedef int (*haptics_backend_fill_v1_fn)(const haptics_host_v1 * _Nonnull host,
+                                          haptics_backend_v1 * _Nonnull out, size_t out_size);
+
+int haptics_backend_fill_v1(const haptics_host_v1 * _Nonnull host, haptics_backend_v1 * _Nonnull out, size_t out_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HAPTICS_BACKEND_H */
