@@ -94,7 +94,7 @@ public struct Calibrator: Sendable {
         -> CalibrationResult
     {
         let device = source.device
-        let measurements = try source.measureChannels(plan: plan, progress: progress)
+        var measurements = try source.measureChannels(plan: plan, progress: progress)
         let envelope = (source as? any VibrationSensorSource)?.envelope
         var profile = CalibrationProfile.uncalibrated(for: device)
         profile.deviceID = device.id
@@ -102,8 +102,8 @@ public struct Calibrator: Sendable {
         profile.source = source.method
         // In amplitudes, as the engine sends them: the backend lifts and limits them itself.
         profile.limits = CalibrationProfile.DriveLimits(
-            ratedLevel: max(envelope?.largestSteadyAmplitude ?? 1, ProfileFormat.Range.ratedLevel.lowerBound),
-            overdriveLevel: envelope?.largestKickAmplitude ?? 1)
+            ratedLevel: max(envelope?.steadyAmplitudeLimit ?? 1, ProfileFormat.Range.ratedLevel.lowerBound),
+            overdriveLevel: envelope?.kickAmplitudeLimit ?? 1)
         var fits: [ChannelFit] = []
         var notes: [String] = []
         for measurement in measurements {
@@ -140,7 +140,31 @@ public struct Calibrator: Sendable {
                 for index in fits.indices where fits[index].reachBand != nil {
                     try narrowBand(&fits[index], profile: &profile, source: source, progress: progress)
                 }
+                dropNarrowBands(&profile)
                 profile.sharpness = sharpnessMapping(profile: profile, measurements: measurements, device: device)
+            }
+            // A channel left without a band plays at its own frequency: measure its curve there, not
+            // where the sweep found the most output (a resonance that moves with amplitude makes
+            // the two curves differ).
+            if let sensor = source as? any VibrationSensorSource {
+                for index in fits.indices {
+                    let channel = fits[index].channel
+                    guard device.channels[channel].frequencyRange != nil, profile.channels[channel].usableBand == nil,
+                        let measurementIndex = measurements.firstIndex(where: { $0.channel == channel }), measurements[measurementIndex].amplitudeFrequency > 0
+                    else { continue }
+                    measurements[measurementIndex] = try sensor.remeasureAmplitude(measurements[measurementIndex], frequency: 0, plan: plan, progress: progress)
+                    let refit = try fitChannel(measurements[measurementIndex], device: device, unit: source.outputUnit)
+                    fits[index].amplitude = refit.amplitude
+                    let amplitude = refit.amplitude
+                    profile.channels[channel].deadZone = amplitude.deadZone
+                    profile.channels[channel].responseExponent = amplitude.exponent
+                    profile.channels[channel].fullScaleOutput = amplitude.fullScale
+                    profile.channels[channel].saturationOutput = amplitude.saturation
+                    profile.channels[channel].startDrive = amplitude.startDrive
+                    profile.channels[channel].stopDrive = amplitude.startDrive.flatMap { start in amplitude.stopDrive.map { min($0, start) } }
+                    // The map stays for reference, relative to where the device now plays.
+                    profile.channels[channel].frequencyResponse = []
+                }
             }
             let search = try fitTransient(profile: profile, source: source, envelope: envelope, progress: progress)
             profile.transient = search.shape
@@ -149,10 +173,7 @@ public struct Calibrator: Sendable {
                 notes.append("taps come within \(Int((search.maxError * 100).rounded())) % of their target at best; this actuator is slow for short taps")
             }
         }
-        // A band under 2 % wide plays as one frequency: the channel's own (sharpness is not rendered there).
-        for index in profile.channels.indices {
-            if let band = profile.channels[index].usableBand, band.upperBound < band.lowerBound * 1.02 { profile.channels[index].usableBand = nil }
-        }
+        dropNarrowBands(&profile)
         if profile.sharpness == .frequency, !profile.channels.contains(where: { $0.usableBand != nil }) {
             profile.sharpness = sharpnessMapping(profile: profile, measurements: measurements, device: device)
         }
@@ -177,6 +198,13 @@ public struct Calibrator: Sendable {
             ? CalibrationDiagnosis.check(fits: fits, measurements: measurements, verification: verification, device: device.id) : nil
         return CalibrationResult(
             profile: final, measurements: measurements, fits: fits, transient: transient, notes: notes, verification: verification, diagnosis: diagnosis)
+    }
+
+    /// A band under 2 % wide plays as one frequency: the channel's own (sharpness is not rendered there).
+    func dropNarrowBands(_ profile: inout CalibrationProfile) {
+        for index in profile.channels.indices {
+            if let band = profile.channels[index].usableBand, band.upperBound < band.lowerBound * 1.02 { profile.channels[index].usableBand = nil }
+        }
     }
 
     func unitName(_ unit: OutputUnit) -> String { unit == .acceleration ? "g" : "(relative)" }
@@ -377,12 +405,20 @@ public struct Calibrator: Sendable {
                 }
             }
         }
-        progress.report(phase: "tap shape", done: total, total: total)
         // The smallest error wins; within half a percent, the gentler and shorter shape.
         let smallest = results.map(\.error).min() ?? .infinity
-        let chosen = results.filter { $0.error <= smallest + 0.005 }.min { a, b in
+        var chosen = results.filter { $0.error <= smallest + 0.005 }.min { a, b in
             (a.shape.overdriveGain, a.shape.duration, a.shape.overdriveDuration) < (b.shape.overdriveGain, b.shape.duration, b.shape.overdriveDuration)
         }!
+        // The winner of many noisy trials looks better than it is: measure it again, and take the
+        // shape's intensity exponent and error from both measurements together.
+        var base = chosen.shape
+        base.intensityExponent = 1
+        let again = try trial(base)
+        let firstExponent = chosen.shape.intensityExponent, secondExponent = again.shape.intensityExponent
+        chosen.shape.intensityExponent = Self.round((firstExponent + secondExponent) / 2, 3)
+        chosen.error = (chosen.error + again.error) / 2
+        progress.report(phase: "tap shape", done: total, total: total)
         return TransientFit(shape: chosen.shape, maxError: chosen.error, candidatesTried: tried)
     }
 

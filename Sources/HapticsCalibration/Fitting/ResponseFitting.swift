@@ -175,8 +175,8 @@ public enum ResponseFitting {
             var start: Int, stop: Int
             var deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double
         }
-        var best: Candidate?
-        var bestWithout: Candidate?
+        // The best split and curve with and without a saturation, each refined, then compared.
+        var best: [Bool: Candidate] = [:]
         for start in startChoices {
             for stop in stopChoices {
                 let moving = Array(up[start...]) + Array(down[stop...])
@@ -188,39 +188,56 @@ public enum ResponseFitting {
                     silentCost += error * error
                 }
                 let lowest = moving.map(\.input).min()!
-                let saturations: [Double?] = [nil] + [1.0, 1.3, 1.7, 2.5, 4].map { $0 * largest }
-                let coarse = CurveSearch(points: moving, floor: floor)
-                for saturation in saturations {
+                // Coarse where the curve may start far below the drives (an offset), finer near them.
+                let deadZones = (stride(from: -1.0, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
+                    + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003])
+                let search = CurveSearch(points: moving, floor: floor)
+                for saturation in [nil] + [1.0, 1.3, 1.7, 2.5, 4].map({ $0 * largest }) as [Double?] {
                     guard
-                        let found = coarse.best(
-                            deadZones: stride(from: -1.0, to: lowest - 0.002, by: 0.04).map { $0 } + [lowest - 0.003],
-                            exponents: stride(from: 0.4, through: 4.0, by: 0.15).map { $0 }, saturations: [saturation])
+                        let found = search.best(
+                            deadZones: deadZones, exponents: stride(from: 0.4, through: 4.0, by: 0.1).map { $0 }, saturations: [saturation])
                     else { continue }
                     let candidate = Candidate(
                         cost: found.cost + silentCost, start: start, stop: stop, deadZone: found.deadZone, exponent: found.exponent, saturation: saturation,
                         fullScale: found.fullScale)
-                    if best == nil || candidate.cost < best!.cost { best = candidate }
-                    if saturation == nil, bestWithout == nil || candidate.cost < bestWithout!.cost { bestWithout = candidate }
+                    let family = saturation != nil
+                    if best[family] == nil || candidate.cost < best[family]!.cost { best[family] = candidate }
                 }
             }
         }
-        guard var chosen = best else { return nil }
-        if chosen.saturation != nil, let plain = bestWithout, chosen.cost > 0.7 * plain.cost { chosen = plain }
+        func refine(_ candidate: Candidate) -> Candidate {
+            let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
+            let lowest = moving.map(\.input).min()!
+            let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter { $0 >= -1 && $0 < lowest - 0.001 }
+            let exponents = stride(from: candidate.exponent - 0.12, through: candidate.exponent + 0.12, by: 0.01).filter { $0 >= 0.3 && $0 <= 5 }
+            let saturations: [Double?] = candidate.saturation.map { value in (-6...6).map { value * exp(Double($0) * 0.05) } } ?? [nil]
+            guard let found = CurveSearch(points: moving, floor: floor).best(deadZones: deadZones, exponents: exponents, saturations: saturations) else {
+                return candidate
+            }
+            var refined = candidate
+            refined.cost += found.cost - CurveSearch(points: moving, floor: floor).cost(
+                deadZone: candidate.deadZone, exponent: candidate.exponent, saturation: candidate.saturation, fullScale: candidate.fullScale)
+            refined.deadZone = found.deadZone
+            refined.exponent = found.exponent
+            refined.saturation = found.saturation
+            refined.fullScale = found.fullScale
+            return refined
+        }
+        let plain = best[false].map(refine), bent = best[true].map(refine)
+        // A saturation must earn its place: noise alone should not bend the curve.
+        guard var chosen = plain ?? bent else { return nil }
+        if let bent, let plain, bent.cost < 0.7 * plain.cost { chosen = bent }
 
-        // Refine the winner.
         let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
-        let lowest = moving.map(\.input).min()!
-        let search = CurveSearch(points: moving, floor: floor)
-        let deadZones = stride(from: chosen.deadZone - 0.04, through: chosen.deadZone + 0.04, by: 0.004).filter { $0 >= -1 && $0 < lowest - 0.001 }
-        let exponents = stride(from: chosen.exponent - 0.15, through: chosen.exponent + 0.15, by: 0.01).filter { $0 >= 0.3 && $0 <= 5 }
-        let saturations: [Double?] = chosen.saturation.map { value in (-6...6).map { value * exp(Double($0) * 0.05) } } ?? [nil]
-        let refined = search.best(deadZones: deadZones, exponents: exponents, saturations: saturations) ?? (
-            cost: chosen.cost, deadZone: chosen.deadZone, exponent: chosen.exponent, saturation: chosen.saturation, fullScale: chosen.fullScale)
+        let start = chosen.start > 0 ? up[chosen.start].input : nil
+        // Hysteresis only where a running actuator gave clearly more than the same drive from rest.
+        let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
+        let running = down.filter { point in
+            point.output > 2 * floor && point.output > 1.5 * (fromRest[point.input] ?? floor)
+        }
         var fit = AmplitudeFit(
-            deadZone: refined.deadZone, exponent: refined.exponent, fullScale: refined.fullScale, rSquared: 0, saturation: refined.saturation,
-            startDrive: chosen.start > 0 ? up[chosen.start].input : nil,
-            // Running at every drive measured below the start: it goes at least that low. None running: it stops where it starts.
-            stopDrive: down.isEmpty ? nil : chosen.stop < down.count ? down[chosen.stop].input : (chosen.start > 0 ? up[chosen.start].input : nil))
+            deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,
+            startDrive: start, stopDrive: start.map { start in min(running.map(\.input).min() ?? start, start) })
         let predicted = moving.map { point -> Double in
             let value = fit.output(atDrive: point.input)
             return (value * value + floor * floor).squareRoot()
@@ -358,6 +375,19 @@ struct CurveSearch {
         logs = points.map { log(max($0.output, floor * 0.1)) }
         signal = points.map { $0.output > 3 * floor }
         self.floor = floor
+    }
+
+    /// The misfit of one curve.
+    func cost(deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double) -> Double {
+        var cost = 0.0
+        for index in drives.indices {
+            let u = (drives[index] - deadZone) / (1 - deadZone)
+            var model = u > 0 ? fullScale * pow(u, exponent) : 0
+            if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
+            let error = 0.5 * log(model * model + floor * floor) - logs[index]
+            cost += error * error
+        }
+        return cost
     }
 
     func best(deadZones: [Double], exponents: [Double], saturations: [Double?]) -> (

@@ -47,6 +47,14 @@ extension VibrationSensorSource {
         return result
     }
 
+    /// The amplitude sweep of `channel` again, at `frequency` Hz (0: the channel's own), for a
+    /// channel that will play there rather than where it was first swept.
+    public func remeasureAmplitude(_ measurement: ChannelMeasurement, frequency: Double, plan: CalibrationPlan, progress: ProgressReporter)
+        throws(CalibrationError) -> ChannelMeasurement
+    {
+        try SensorSweep(source: self, plan: plan, progress: progress).remeasure(measurement, frequency: frequency)
+    }
+
     /// Timing, frequency sweep (coarse, then fine around the peak), amplitude sweep at the best
     /// frequency from rest, and, where the actuator does not start at every drive, the same drives
     /// reached while it runs; channel by channel, through ``ChannelProbe`` profiles.
@@ -76,7 +84,7 @@ struct SensorSweep<Source: VibrationSensorSource> {
     }
 
     /// The largest amplitude the backend holds steadily.
-    var largestSteadyDrive: Double { source.envelope?.largestSteadyAmplitude ?? 1 }
+    var largestSteadyDrive: Double { source.envelope?.steadyAmplitudeLimit ?? 1 }
 
     /// The longest tone the backend lets run, seconds.
     var longestTone: Double { (source.envelope?.maxContinuousDuration).map { $0 * 0.8 } ?? 5 }
@@ -100,17 +108,9 @@ struct SensorSweep<Source: VibrationSensorSource> {
         let timing = try probeTiming(channel: description, frequency: nominal, probe: probe, noise: noise)
         measurement.timing = timing
         let duration = min(max(plan.toneDuration, 2 * timing.rise + plan.steadyWindow + 0.02), longestTone)
-        var settled = 0, measured = 0
-
+        var counts = (measured: 0, settled: 0)
         func outputs(_ stimuli: [Stimulus], _ phase: String) throws(CalibrationError) -> [(amplitude: Double, trace: AccelerationTrace)] {
-            let traces = try source.capture(stimuli, profile: probe, phase: phase, progress: progress)
-            return zip(stimuli, traces).map { stimulus, trace in
-                guard case .settled(let end, let window) = stimulus.measure else { return (stimulus.summarise(trace, noise: noise), trace) }
-                let reading = trace.steadyPart(end: end, window: window, noise: noise)
-                measured += 1
-                if reading.settled { settled += 1 }
-                return (reading.amplitude, trace)
-            }
+            try self.outputs(stimuli, probe: probe, noise: noise, phase: phase, counts: &counts)
         }
 
         if let range = description.frequencyRange, range.upperBound > range.lowerBound {
@@ -135,10 +135,53 @@ struct SensorSweep<Source: VibrationSensorSource> {
             measurement.amplitudeFrequency = sweep.max { $0.output < $1.output }!.input
         }
 
-        // From rest: each drive after the actuator has come to a stop.
+        try sweepAmplitude(&measurement, channel: description, duration: duration, probe: probe, noise: noise, counts: &counts)
+        measurement.unsettledTones = counts.measured - counts.settled
+        measurement.tonesMeasured = counts.measured
+        return measurement
+    }
+
+    /// The amplitude sweep of `measurement` again at `frequency`, with the timing already measured.
+    func remeasure(_ original: ChannelMeasurement, frequency: Double) throws(CalibrationError) -> ChannelMeasurement {
+        var measurement = original
+        let description = source.device.channels[measurement.channel]
+        let probe = ChannelProbe.profile(for: source.device, channel: measurement.channel, ownFrequency: frequency <= 0)
+        let noise = try source.noiseAmplitude()
+        let rise = measurement.timing?.rise ?? 0
+        let duration = min(max(plan.toneDuration, 2 * rise + plan.steadyWindow + 0.02), longestTone)
+        measurement.amplitudeFrequency = frequency
+        measurement.runningAmplitude = []
+        var counts = (measured: measurement.tonesMeasured, settled: measurement.tonesMeasured - measurement.unsettledTones)
+        try sweepAmplitude(&measurement, channel: description, duration: duration, probe: probe, noise: noise, counts: &counts)
+        measurement.unsettledTones = counts.measured - counts.settled
+        measurement.tonesMeasured = counts.measured
+        return measurement
+    }
+
+    /// Steady outputs of `stimuli`, counting the tones that settled.
+    func outputs(_ stimuli: [Stimulus], probe: CalibrationProfile, noise: Double, phase: String, counts: inout (measured: Int, settled: Int))
+        throws(CalibrationError) -> [(amplitude: Double, trace: AccelerationTrace)]
+    {
+        let traces = try source.capture(stimuli, profile: probe, phase: phase, progress: progress)
+        return zip(stimuli, traces).map { stimulus, trace in
+            guard case .settled(let end, let window) = stimulus.measure else { return (stimulus.summarise(trace, noise: noise), trace) }
+            let reading = trace.steadyPart(end: end, window: window, noise: noise)
+            counts.measured += 1
+            if reading.settled { counts.settled += 1 }
+            return (reading.amplitude, trace)
+        }
+    }
+
+    /// From rest: each drive of the plan after the actuator has come to a stop, at the measurement's
+    /// amplitude frequency; then, where low drives did not start it, the same drives while it runs.
+    func sweepAmplitude(
+        _ measurement: inout ChannelMeasurement, channel description: ChannelDescription, duration: Double, probe: CalibrationProfile, noise: Double,
+        counts: inout (measured: Int, settled: Int)
+    ) throws(CalibrationError) {
+        let top = largestSteadyDrive
         let drives = plan.driveLevels.map { min(max($0, 0), 1) * top }
         let stimuli = drives.map { tone(drive: $0, frequency: measurement.amplitudeFrequency, channel: description, duration: duration) }
-        let results = try outputs(stimuli, "\(description.name): amplitude sweep")
+        let results = try outputs(stimuli, probe: probe, noise: noise, phase: "\(description.name): amplitude sweep", counts: &counts)
         measurement.amplitude = zip(drives, results).map { ResponsePoint(input: $0, output: $1.amplitude) }
         measurement.noiseFloor = measurement.amplitude.first { $0.input == 0 }?.output ?? noise
         if let strongest = drives.indices.max(by: { drives[$0] < drives[$1] }) {
@@ -149,16 +192,15 @@ struct SensorSweep<Source: VibrationSensorSource> {
 
         // Where low drives do not start it from rest, the same drives while it runs: a start
         // threshold with hysteresis shows as output there.
-        let floor = max(3 * measurement.noiseFloor, 1e-6)
+        let floor = max(1.5 * measurement.noiseFloor, 1e-6)
         let silent = measurement.amplitude.filter { $0.input > 0 && $0.output <= floor }.map(\.input)
-        if let highestSilent = silent.max(), measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor }) {
+        if let highestSilent = silent.max(), let timing = measurement.timing,
+            measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
+        {
             measurement.runningAmplitude = try runningSweep(
                 drives: drives.filter { $0 > 0 && $0 <= highestSilent }.sorted(by: >), channel: description,
                 frequency: measurement.amplitudeFrequency, timing: timing, probe: probe, noise: noise)
         }
-        measurement.unsettledTones = measured - settled
-        measurement.tonesMeasured = measured
-        return measurement
     }
 
     /// A tone at the largest steady drive, watched until it has rung down: its rise and fall times.

@@ -103,13 +103,14 @@ enum PatternSpan {
 /// sharpness selects across the channel's whole range. Measuring through it keeps the real
 /// rendering path (engine, quantisation, update intervals) between the stimulus and the device.
 public enum ChannelProbe {
-    /// The raw-drive profile for `channel` of `device`.
-    public static func profile(for device: DeviceDescription, channel: Int) -> CalibrationProfile {
+    /// The raw-drive profile for `channel` of `device`; with `ownFrequency`, the channel plays at
+    /// the frequency its backend chooses when none is asked (its resonance), whatever the sharpness.
+    public static func profile(for device: DeviceDescription, channel: Int, ownFrequency: Bool = false) -> CalibrationProfile {
         let channels = device.channels.enumerated().map { index, description in
-            ChannelCalibration(name: description.name, usableBand: index == channel ? description.frequencyRange : nil)
+            ChannelCalibration(name: description.name, usableBand: index == channel && !ownFrequency ? description.frequencyRange : nil)
         }
         let sharpness: CalibrationProfile.SharpnessMapping
-        if device.channels[channel].frequencyRange != nil {
+        if device.channels[channel].frequencyRange != nil, !ownFrequency {
             sharpness = .frequency
         } else if device.channels.count >= 2 {
             // Sharpness 0 puts everything on `low`: the channel measured.

@@ -50,8 +50,18 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     public var minimumSamples = 20
     /// The longest gap between readings a capture may have, seconds.
     public var longestGap = 0.02
-    /// How many times short events are played and pooled.
-    public var repetitions = 3
+    /// How many times short events are played and pooled: ``linearRepetitions`` once a steady tone
+    /// has shown a vibration along one axis, else ``turningRepetitions``.
+    public var repetitions: Int { (vibrationScatter ?? 0) > 0.4 ? linearRepetitions : turningRepetitions }
+    /// Repetitions for a vibration along one axis (an LRA): its magnitude swings with the phase
+    /// each reading happens to meet, so each reading says little.
+    public var linearRepetitions = 6
+    /// Repetitions for a vibration that turns (an ERM's rotating vector): its magnitude holds still.
+    public var turningRepetitions = 3
+    /// How much the squared magnitude of a steady vibration scatters from reading to reading
+    /// (standard deviation over mean): about 0.7 for a sinusoid along one axis, near 0 for a
+    /// turning vector; nil until a steady tone well above the noise was measured.
+    public private(set) var vibrationScatter: Double?
 
     let playback: RealtimePlayback
     /// The rest values and noise, once measured.
@@ -78,7 +88,10 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
                 path: sensor.directory,
                 problem: "only \(readings.count) readings in \(format(baselineDuration)) s; the sensor reads too slowly (raise its sampling_frequency)")
         }
-        let made = SensorBaseline(readings, duration: baselineDuration)
+        var made = SensorBaseline(readings, duration: baselineDuration)
+        // A sensor too quiet to show its own noise still rounds to whole counts.
+        let count = sensor.axes.map { $0.scale / IIOAccelerometer.standardGravity }
+        made.noisePower = max(made.noisePower, count.map { $0 * $0 }.reduce(0, +))
         baseline = made
         return made
     }
@@ -116,7 +129,10 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
             lastDriveEnd = end
             let trace = AccelerationTrace(times: times, magnitudes: readings.map { Self.magnitude($0 - rest) })
             let gap = trace.longestGap(from: 0, to: stimulus.captureLength)
-            if times.count >= minimumSamples, gap <= max(longestGap, 4 * baseline.interval) { return trace }
+            if times.count >= minimumSamples, gap <= max(longestGap, 4 * baseline.interval) {
+                noteScatter(trace, stimulus: stimulus, baseline: baseline)
+                return trace
+            }
             guard attempt < 3 else {
                 throw .sensor(
                     path: sensor.directory,
@@ -124,6 +140,17 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
                         + "the sensor reads too slowly or the system is too busy (raise its sampling_frequency, or stop other work)")
             }
         }
+    }
+
+    /// Updates ``vibrationScatter`` from the steady end of a tone well above the noise.
+    private func noteScatter(_ trace: AccelerationTrace, stimulus: Stimulus, baseline: SensorBaseline) {
+        guard vibrationScatter == nil, case .settled(let end, let window) = stimulus.measure else { return }
+        let powers = trace.powers(from: end - window, to: end).map(\.power)
+        guard powers.count >= 40 else { return }
+        let mean = powers.reduce(0, +) / Double(powers.count)
+        guard mean > 25 * baseline.noisePower else { return }
+        let variance = powers.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(powers.count)
+        vibrationScatter = variance.squareRoot() / mean
     }
 
     /// Reads until the last ``quietWindow`` is quiet and the backend's rest time has passed since
@@ -173,7 +200,8 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     }
 
     /// Reads the sensor until `end` or until `body` returns false, paced to twice its conversion
-    /// rate; a reading identical to the last on every axis is the same conversion and is skipped.
+    /// rate when the driver states it (a reading identical to the last on every axis is then the
+    /// same conversion and is skipped), else every 0.2 ms.
     private func sampleWhile(until end: HapticInstant, _ body: (HapticInstant, SIMD3<Double>) -> Bool) throws(CalibrationError) {
         let pace = sensor.samplingFrequency.map { 0.5 / $0 } ?? 0.0002
         var last: SIMD3<Double>?
@@ -182,7 +210,7 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
             if now >= end { return }
             let values = try sensor.read()
             let reading = SIMD3(values[0], values.count > 1 ? values[1] : 0, values.count > 2 ? values[2] : 0)
-            if reading != last {
+            if sensor.samplingFrequency == nil || reading != last {
                 last = reading
                 if !body(now, reading) { return }
             }

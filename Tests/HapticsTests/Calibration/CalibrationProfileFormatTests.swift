@@ -49,7 +49,7 @@ struct CalibrationProfileFormatTests {
 
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
-        ({ $0["format_version"] = 2 }, "$.format_version", ["newer than this build reads (1)"]),
+        ({ $0["format_version"] = 3 }, "$.format_version", ["newer than this build reads (2)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),

@@ -1,3 +1,5 @@
+import Haptics
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -109,7 +111,7 @@ public struct BenchPreset: Sendable, Hashable {
 
     /// A 175 Hz coin LRA (2 V rms) driven directly by a PH/EN H-bridge from 5 V: the shipped
     /// `rpi-hbridge-lra` board without its nSLEEP and PHASE lines. Its spring hardens, so the
-    /// resonance rises 4 % at the rated amplitude, and it rings down with a 21 ms time constant.
+    /// resonance rises 4 % at the rated amplitude, and it rings down with a 16 ms time constant (a start to 90 % in about 30 ms, as TI gives for LRAs).
     public static let hBridgeLRA = BenchPreset(
         name: "hbridge-lra", title: "175 Hz LRA on an H-bridge from 5 V (rpi-hbridge-lra), ADXL345 at 800 Hz",
         board: """
@@ -140,7 +142,7 @@ public struct BenchPreset: Sendable, Hashable {
         boardName: "rpi-hbridge-lra", deviceID: "gpio:rpi-hbridge-lra:lra", pwmChannels: 1,
         physics: .resonator(
             .datasheet(
-                resonantFrequency: 175, ratedVoltageRMS: 2.0, ratedAcceleration: 1.8, drivenQ: 12, openCircuitQ: 30, resonanceShift: 0.04,
+                resonantFrequency: 175, ratedVoltageRMS: 2.0, ratedAcceleration: 1.8, drivenQ: 9, openCircuitQ: 30, resonanceShift: 0.04,
                 movingMass: 1.5e-3, resistance: 25, supplyVoltage: 5, axis: SIMD3(1, 0, 0))),
         sensor: .adxl345(outputDataRate: 800),
         envelope: DriveEnvelope(

@@ -73,7 +73,7 @@ public struct BenchTruth: Sendable {
     }
 
     private func threshold(_ output: (Double) -> Double) -> Double {
-        let top = preset.envelope.largestSteadyAmplitude
+        let top = preset.envelope.steadyAmplitudeLimit
         // Moving at all: 1 mg, a quarter of the sensor's count and far under its noise.
         let floor = 0.001
         if output(0.001) > floor { return 0 }

@@ -1,59 +1,19 @@
 import Haptics
 
-/// What a backend does to a drive before it reaches the hardware (nil when it passes amplitudes
-/// through unchanged). The GPIO backend's limiter is the example: it lifts a non-zero amplitude
-/// over the board's dead zone, holds a drive at the rated level after a short kick, and cuts
-/// drives that go on too long.
-///
-/// This is the shape the core's device description carries; until it does, calibration reads it
-/// through ``DriveEnvelope/of(_:)``.
-public struct DriveEnvelope: Sendable, Hashable, Codable {
-    /// A non-zero amplitude `a` becomes the level `offset + a·(1 − offset)`.
-    public var amplitudeOffset: Double
-    /// Highest level held steadily, 0…1.
-    public var ratedLevel: Double
-    /// Highest level at the start of a drive, ≥ ``ratedLevel``.
-    public var kickLevel: Double
-    /// Seconds the kick may last.
-    public var kickDuration: Double
-    /// Seconds after which a drive is cut to 0; nil: no cut.
-    public var maxContinuousDuration: Double?
-    /// Seconds of no drive that end a drive (re-arm the kick, lift a cut).
-    public var restDuration: Double
-
-    /// An envelope.
-    public init(
-        amplitudeOffset: Double, ratedLevel: Double, kickLevel: Double, kickDuration: Double, maxContinuousDuration: Double?, restDuration: Double
-    ) {
-        self.amplitudeOffset = amplitudeOffset
-        self.ratedLevel = ratedLevel
-        self.kickLevel = max(kickLevel, ratedLevel)
-        self.kickDuration = kickDuration
-        self.maxContinuousDuration = maxContinuousDuration
-        self.restDuration = restDuration
-    }
-
-    /// The level (0…1 of full scale) an amplitude becomes.
-    public func level(forAmplitude amplitude: Double) -> Double {
-        amplitude > 0 ? amplitudeOffset + min(amplitude, 1) * (1 - amplitudeOffset) : 0
-    }
-
-    /// The amplitude that becomes `level` (0 at or below the offset).
+extension DriveEnvelope {
+    /// The amplitude that becomes `level` (0 at or below the offset, 1 at full scale).
     public func amplitude(forLevel level: Double) -> Double {
         guard amplitudeOffset < 1 else { return 0 }
         return min(max((level - amplitudeOffset) / (1 - amplitudeOffset), 0), 1)
     }
 
-    /// The largest amplitude the backend holds steadily: the rated level in amplitude.
-    public var largestSteadyAmplitude: Double { amplitude(forLevel: ratedLevel) }
-
-    /// The largest amplitude a kick passes.
-    public var largestKickAmplitude: Double { amplitude(forLevel: kickLevel) }
+    /// The largest amplitude a kick passes (its level is ``kickLevel``).
+    public var kickAmplitudeLimit: Double { amplitude(forLevel: kickLevel) }
 
     /// The envelope `device`'s backend applies, from its description; nil when the backend passes
     /// amplitudes through unchanged (or does not say).
     public static func of(_ device: DeviceDescription) -> DriveEnvelope? {
-        nil
+        device.envelope.flatMap { $0 == .passThrough ? nil : $0 }
     }
 }
 
