@@ -92,6 +92,8 @@ struct OpenedSource {
     let source: MeasurementSource
     let description: String
     let details: [String]
+    /// What the details are about (`model`, `setup`).
+    var detailLabel = "model"
     /// Keeps the device's system alive while measuring (real-time sources).
     let system: HapticSystem?
     let temporaryRecording: String?
@@ -153,6 +155,7 @@ extension SourceOptions {
                     source: source, description: "accelerometer \(sensor.name) (\(sensor.directory))", details: details, system: system,
                     temporaryRecording: nil)
                 result.bench = bench
+                result.detailLabel = "setup"
                 return result
             } catch {
                 bench?.remove()
@@ -237,7 +240,7 @@ struct Calibrate: ParsableCommand {
         let source = opened.source
         let description = source.device
         print("Calibrating \(description.id) (\(description.name)) from \(opened.description)")
-        for (index, line) in opened.details.enumerated() { print("  \(index == 0 ? "model " : "      ") \(line)") }
+        for (index, line) in opened.details.enumerated() { print("  \(index == 0 ? pad(opened.detailLabel, 6) : "      ") \(line)") }
         let progress: ProgressReporter = source.outputUnit == .perceived ? SilentProgress() : TerminalProgress()
         var result: CalibrationResult
         result = try Calibrator(plan: options.plan).calibrate(source, verify: !noVerify, progress: progress)

@@ -97,7 +97,8 @@ public struct CalibrationDiagnosis: Error, Sendable, Hashable, CustomStringConve
             if let fit {
                 let top = measurement.largestSteadyDrive
                 let reach = fit.amplitude.output(atDrive: top)
-                if let saturation = fit.amplitude.saturation, reach > 0.8 * saturation {
+                // At 60 % of the saturation the curve is already 20 % under its straight line.
+                if let saturation = fit.amplitude.saturation, reach > 0.6 * saturation {
                     add(
                         .saturating, "the output levels off at \(fixed(saturation, 2)) g (the fit reaches \(fixed(reach, 2)) g at the largest steady drive)",
                         "if the sensor clips, set a wider range (ADXL345: 16 g); if the actuator resonates, calibrate at its resonance; otherwise lower rated_level in the board file")

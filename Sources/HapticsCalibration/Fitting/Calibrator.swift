@@ -20,6 +20,20 @@ public struct ChannelFit: Sendable, Hashable {
     public var tapConsistency: [ResponsePoint]
     /// The band sharpness spans: the reach band narrowed to where taps stay consistent, Hz.
     public var usableBand: ClosedRange<Double>?
+
+    /// A fit of `channel`.
+    public init(
+        channel: Int, amplitude: AmplitudeFit, resonance: ResonanceFit? = nil, frequencyMap: [ResponsePoint] = [], reachBand: ClosedRange<Double>? = nil,
+        tapConsistency: [ResponsePoint] = [], usableBand: ClosedRange<Double>? = nil
+    ) {
+        self.channel = channel
+        self.amplitude = amplitude
+        self.resonance = resonance
+        self.frequencyMap = frequencyMap
+        self.reachBand = reachBand
+        self.tapConsistency = tapConsistency
+        self.usableBand = usableBand
+    }
 }
 
 /// The tap shape chosen, and how close its taps come to the outputs they ask for.
@@ -451,6 +465,9 @@ public struct Calibrator: Sendable {
             channel.fallTime = channel.fallTime.map { round($0, 4) }
             return channel
         }
+        // Rounded down: a rated level a hair above the backend's would be clipped by it.
+        result.limits = CalibrationProfile.DriveLimits(
+            ratedLevel: (profile.limits.ratedLevel * 10000).rounded(.down) / 10000, overdriveLevel: (profile.limits.overdriveLevel * 10000).rounded(.down) / 10000)
         result.transient = CalibrationProfile.TransientShape(
             duration: round(profile.transient.duration, 4), overdriveGain: round(profile.transient.overdriveGain, 3),
             overdriveDuration: round(profile.transient.overdriveDuration, 4), intensityExponent: round(profile.transient.intensityExponent, 3))

@@ -13,6 +13,13 @@ public struct VerificationReport: Sendable {
 
         /// measured / requested − 1.
         public var relativeError: Double { requested > 0 ? measured / requested - 1 : 0 }
+
+        /// An item.
+        public init(name: String, requested: Double, measured: Double) {
+            self.name = name
+            self.requested = requested
+            self.measured = measured
+        }
     }
 
     /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude.
@@ -23,6 +30,14 @@ public struct VerificationReport: Sendable {
     public var effects: [Item]
     /// The line through (requested, measured) of the tones.
     public var toneLinearity: LinearFit
+
+    /// A report.
+    public init(tones: [Item], taps: [Item], effects: [Item]) {
+        self.tones = tones
+        self.taps = taps
+        self.effects = effects
+        toneLinearity = LinearFit(tones.map { (x: $0.requested, y: $0.measured) })
+    }
 
     /// Every item.
     public var all: [Item] { tones + taps + effects }
@@ -85,10 +100,7 @@ public enum Verifier {
             throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
         }
         let items = names.indices.map { VerificationReport.Item(name: names[$0], requested: requested[$0], measured: outputs[$0]) }
-        let tones = Array(items[0..<toneCount])
-        return VerificationReport(
-            tones: tones, taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]),
-            toneLinearity: LinearFit(tones.map { (x: $0.requested, y: $0.measured) }))
+        return VerificationReport(tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]))
     }
 
     /// How long a tone must last to be measured steady: the plan's length, or twice the profile's

@@ -62,7 +62,7 @@ extension DriveEnvelope {
                         state.zeroSince = nil
                     }
                     let start = state.driveStart ?? time
-                    if let limit = maxContinuousDuration, time - start >= limit { state.cut = true }
+                    if let limit = maxContinuousDuration, time >= start + limit { state.cut = true }
                     if !state.cut {
                         let kickEnd = start + kickDuration
                         level = min(request, time < kickEnd ? kickLevel : ratedLevel)

@@ -119,24 +119,31 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
             let (start, player) = try playback.start(stimulus.pattern, profile: profile, lead: 0.02)
             let end = start.advanced(bySeconds: stimulus.captureLength)
             var times: [Double] = [], readings: [SIMD3<Double>] = []
+            // The reader's own gaps (it was held up), whether or not the reading changed.
+            var lastRead = start, gap = 0.0, reads = 0
             try sample(until: end) { now, values in
-                if now >= start {
+                guard now >= start else { return }
+                gap = max(gap, now.seconds(since: lastRead))
+                lastRead = now
+                reads += 1
+                // The same conversion read twice says nothing new.
+                if sensor.samplingFrequency == nil || values != readings.last {
                     times.append(now.seconds(since: start))
                     readings.append(values)
                 }
             }
+            gap = max(gap, end.seconds(since: lastRead))
             withExtendedLifetime(player) {}
             lastDriveEnd = end
             let trace = AccelerationTrace(times: times, magnitudes: readings.map { Self.magnitude($0 - rest) })
-            let gap = trace.longestGap(from: 0, to: stimulus.captureLength)
-            if times.count >= minimumSamples, gap <= max(longestGap, 4 * baseline.interval) {
+            if reads >= minimumSamples, gap <= max(longestGap, 4 * baseline.interval) {
                 noteScatter(trace, stimulus: stimulus, baseline: baseline)
                 return trace
             }
             guard attempt < 3 else {
                 throw .sensor(
                     path: sensor.directory,
-                    problem: "only \(times.count) readings in \(format(stimulus.captureLength)) s, with a gap of \(format(gap * 1000)) ms; "
+                    problem: "only \(reads) readings in \(format(stimulus.captureLength)) s, with a gap of \(format(gap * 1000)) ms; "
                         + "the sensor reads too slowly or the system is too busy (raise its sampling_frequency, or stop other work)")
             }
         }
@@ -200,20 +207,15 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     }
 
     /// Reads the sensor until `end` or until `body` returns false, paced to twice its conversion
-    /// rate when the driver states it (a reading identical to the last on every axis is then the
-    /// same conversion and is skipped), else every 0.2 ms.
+    /// rate when the driver states it, else every 0.2 ms.
     private func sampleWhile(until end: HapticInstant, _ body: (HapticInstant, SIMD3<Double>) -> Bool) throws(CalibrationError) {
         let pace = sensor.samplingFrequency.map { 0.5 / $0 } ?? 0.0002
-        var last: SIMD3<Double>?
         while true {
             let now = HapticInstant.monotonicNow()
             if now >= end { return }
             let values = try sensor.read()
             let reading = SIMD3(values[0], values.count > 1 ? values[1] : 0, values.count > 2 ? values[2] : 0)
-            if sensor.samplingFrequency == nil || reading != last {
-                last = reading
-                if !body(now, reading) { return }
-            }
+            if !body(now, reading) { return }
             let next = now.advanced(bySeconds: pace)
             if next < end { RealtimePlayback.sleep(until: next) }
         }
