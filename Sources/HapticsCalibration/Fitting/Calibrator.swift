@@ -231,7 +231,9 @@ public struct Calibrator: Sendable {
         let fitted =
             measurement.threshold != nil
             ? ResponseFitting.fitAmplitude(measurement.amplitude, noiseFloor: measurement.noiseFloor, deadZone: measurement.threshold)
-            : ResponseFitting.fitResponse(fromRest: measurement.amplitude, running: measurement.runningAmplitude, noiseFloor: measurement.noiseFloor)
+            : ResponseFitting.fitResponse(
+                fromRest: measurement.amplitude, running: measurement.runningAmplitude, noiseFloor: measurement.noiseFloor,
+                lowestStart: measurement.amplitudeOffset < 1 ? -measurement.amplitudeOffset / (1 - measurement.amplitudeOffset) : 0)
         guard let amplitude = fitted else {
             let peak = measurement.amplitude.map(\.output).max() ?? 0
             throw .measurement(

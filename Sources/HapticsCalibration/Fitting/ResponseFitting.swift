@@ -160,7 +160,14 @@ public enum ResponseFitting {
     /// as the large ones), by a grid search refined around its best point, while the others are
     /// predicted as noise. The split and curve with the smallest total misfit win. A saturation is
     /// kept only if it cuts the misfit by 30 %: noise alone should not bend the curve.
-    public static func fitResponse(fromRest: [ResponsePoint], running: [ResponsePoint] = [], noiseFloor: Double) -> AmplitudeFit? {
+    /// - Parameter lowestStart: the lowest the curve may start (drive): below 0 only when the backend
+    ///   lifts drives over an offset `o` (a motor may then turn at any drive: down to −o/(1 − o),
+    ///   where it would turn with no voltage at all); 0 for a backend that passes drives through, whose
+    ///   actuator cannot give output at drive 0.
+    public static func fitResponse(fromRest: [ResponsePoint], running: [ResponsePoint] = [], noiseFloor: Double, lowestStart: Double = 0)
+        -> AmplitudeFit?
+    {
+        let lowestStart = min(max(lowestStart, -1), 0)
         let up = fromRest.filter { $0.input > 0 }.sorted { $0.input < $1.input }
         let down = running.filter { $0.input > 0 }.sorted { $0.input < $1.input }
         let largest = (up + down).map(\.output).max() ?? 0
@@ -189,8 +196,8 @@ public enum ResponseFitting {
                 }
                 let lowest = moving.map(\.input).min()!
                 // Coarse where the curve may start far below the drives (an offset), finer near them.
-                let deadZones = (stride(from: -1.0, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
-                    + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003])
+                let deadZones = (stride(from: lowestStart, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
+                    + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003]).filter { $0 >= lowestStart }
                 let search = CurveSearch(points: moving, floor: floor)
                 for saturation in [nil] + [1.0, 1.3, 1.7, 2.5, 4].map({ $0 * largest }) as [Double?] {
                     guard
@@ -208,7 +215,9 @@ public enum ResponseFitting {
         func refine(_ candidate: Candidate) -> Candidate {
             let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
             let lowest = moving.map(\.input).min()!
-            let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter { $0 >= -1 && $0 < lowest - 0.001 }
+            let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter {
+                $0 >= lowestStart && $0 < lowest - 0.001
+            }
             let exponents = stride(from: candidate.exponent - 0.12, through: candidate.exponent + 0.12, by: 0.01).filter { $0 >= 0.3 && $0 <= 5 }
             let saturations: [Double?] = candidate.saturation.map { value in (-6...6).map { value * exp(Double($0) * 0.05) } } ?? [nil]
             guard let found = CurveSearch(points: moving, floor: floor).best(deadZones: deadZones, exponents: exponents, saturations: saturations) else {
@@ -230,10 +239,11 @@ public enum ResponseFitting {
 
         let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
         let start = chosen.start > 0 ? up[chosen.start].input : nil
-        // Hysteresis only where a running actuator gave clearly more than the same drive from rest.
+        // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
+        // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
         let running = down.filter { point in
-            point.output > 2 * floor && point.output > 1.5 * (fromRest[point.input] ?? floor)
+            point.output * point.output > 1.6 * floor * floor && point.output > 1.3 * (fromRest[point.input] ?? floor)
         }
         var fit = AmplitudeFit(
             deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,

@@ -103,12 +103,13 @@ public enum Verifier {
         return VerificationReport(tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]))
     }
 
-    /// How long a tone must last to be measured steady: the plan's length, or twice the profile's
-    /// slowest rise time and a window, within the backend's continuous-drive limit.
+    /// How long a tone must last to be measured steady: the plan's length, or three times the
+    /// profile's slowest rise time (measured at the largest drive; smaller drives start slower) and
+    /// a window, within the backend's continuous-drive limit.
     static func toneDuration(_ profile: CalibrationProfile, source: MeasurementSource, plan: CalibrationPlan) -> Double {
         let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
         let limit = ((source as? any VibrationSensorSource)?.envelope?.maxContinuousDuration).map { $0 * 0.8 } ?? .infinity
-        return min(max(plan.toneDuration, 2 * rise + plan.steadyWindow + 0.02), limit)
+        return min(max(plan.toneDuration, 3 * rise + plan.steadyWindow), limit)
     }
 
     /// The strongest output a pattern asks for, relative to the reference (0…1): for each haptic

@@ -156,8 +156,8 @@ extension AccelerationTrace {
         return max(longest, end - previous)
     }
 
-    /// A window wide enough for a steady reading: 20 ms, or 10 sample intervals if the sensor is slower.
-    var analysisWindow: Double { max(0.02, 10 * typicalInterval) }
+    /// A window wide enough for a steady reading: 10 ms, or 10 sample intervals if the sensor is slower.
+    var analysisWindow: Double { max(0.01, 10 * typicalInterval) }
 
     /// Where a drive that ran from 0 to `end` seconds became steady, and its steady amplitude.
     ///

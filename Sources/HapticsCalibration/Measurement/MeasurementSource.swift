@@ -70,6 +70,9 @@ public struct ChannelMeasurement: Sendable, Hashable {
     /// The largest drive held steadily (the backend's rated level, as an amplitude); drives above
     /// it are not measured as if they were steady.
     public var largestSteadyDrive = 1.0
+    /// The level the backend lifts the smallest drive to (its envelope's offset; 0 without one): a
+    /// curve may start below drive 0 only when this is above 0.
+    public var amplitudeOffset = 0.0
     /// Spin-up and spin-down at the largest steady drive, measured from a trace.
     public var timing: ActuatorTiming?
     /// Tones of the sweeps that had not reached their steady level with a window to spare.
@@ -122,7 +125,7 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// Drive levels of the amplitude sweep as fractions (0…1) of the largest drive the backend holds
     /// steadily (all of 1 for a backend without a drive envelope); 0 measures the noise floor.
     public var driveLevels: [Double]
-    /// Intensities of the tap grid a tap shape is judged on (the vocabulary's taps lie in 0.3…1).
+    /// Intensities of the tap grid a tap shape is judged on (the verification's taps lie in 0.2…1).
     public var tapIntensities: [Double]
     /// Sharpnesses of the tap grid (only 0.5 where sharpness is not rendered).
     public var tapSharpnesses: [Double]
@@ -136,7 +139,7 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// A plan.
     public init(
         toneDuration: Double, steadyWindow: Double, gap: Double, tapCapture: Double, coarseFrequencies: Int, fineFrequencies: Int,
-        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.3, 0.6, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
+        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.2, 0.5, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
         tapDurationStride: Int = 1, kickGains: [Double] = [1.25, 1.5, 1.75, 2.0, 2.5, 3.0], kickFractions: [Double] = [0.25, 0.5, 0.75, 1.0]
     ) {
         self.toneDuration = toneDuration
@@ -165,7 +168,7 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// levels, tap durations on a 3 × 2 grid, four kicks.
     public static let quick = CalibrationPlan(
         toneDuration: 0.35, steadyWindow: 0.15, gap: 0.15, tapCapture: 0.08, coarseFrequencies: 12, fineFrequencies: 8, sweepDrive: 0.7,
-        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.3, 0.6, 1.0],
+        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.2, 0.5, 1.0],
         tapSharpnesses: [0, 1], tapDurationStride: 3, kickGains: [1.5, 2.0], kickFractions: [0.5, 1.0])
 
     /// The channels the renderer drives (trigger motors are never driven by intensity and sharpness).

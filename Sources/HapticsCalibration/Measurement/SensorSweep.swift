@@ -102,12 +102,13 @@ struct SensorSweep<Source: VibrationSensorSource> {
         var measurement = ChannelMeasurement(channel: index)
         let top = largestSteadyDrive
         measurement.largestSteadyDrive = top
+        measurement.amplitudeOffset = source.envelope?.amplitudeOffset ?? 0
 
         // How long the actuator takes to start and stop, at the largest steady drive.
         let nominal = description.resonantFrequency ?? description.frequencyRange.map { ($0.lowerBound * $0.upperBound).squareRoot() } ?? 0
         let timing = try probeTiming(channel: description, frequency: nominal, probe: probe, noise: noise)
         measurement.timing = timing
-        let duration = min(max(plan.toneDuration, 2 * timing.rise + plan.steadyWindow + 0.02), longestTone)
+        let duration = min(max(plan.toneDuration, 3 * timing.rise + plan.steadyWindow), longestTone)
         var counts = (measured: 0, settled: 0)
         func outputs(_ stimuli: [Stimulus], _ phase: String) throws(CalibrationError) -> [(amplitude: Double, trace: AccelerationTrace)] {
             try self.outputs(stimuli, probe: probe, noise: noise, phase: phase, counts: &counts)
@@ -148,7 +149,7 @@ struct SensorSweep<Source: VibrationSensorSource> {
         let probe = ChannelProbe.profile(for: source.device, channel: measurement.channel, ownFrequency: frequency <= 0)
         let noise = try source.noiseAmplitude()
         let rise = measurement.timing?.rise ?? 0
-        let duration = min(max(plan.toneDuration, 2 * rise + plan.steadyWindow + 0.02), longestTone)
+        let duration = min(max(plan.toneDuration, 3 * rise + plan.steadyWindow), longestTone)
         measurement.amplitudeFrequency = frequency
         measurement.runningAmplitude = []
         var counts = (measured: measurement.tonesMeasured, settled: measurement.tonesMeasured - measurement.unsettledTones)
@@ -208,9 +209,11 @@ struct SensorSweep<Source: VibrationSensorSource> {
         var duration = min(max(plan.toneDuration, 1.0), longestTone)
         while true {
             let stimulus = tone(drive: largestSteadyDrive, frequency: frequency, channel: channel, duration: duration, tail: min(duration, 1.0))
-            guard let trace = try source.capture([stimulus], profile: probe, phase: "\(channel.name): timing", progress: progress).first else {
-                throw .measurement("no trace for the timing tone")
-            }
+            // Played a few times and pooled: the rise of an LRA lasts a few readings of a slow sensor.
+            let traces = try source.capture(
+                Array(repeating: stimulus, count: max(source.repetitions, 1)), profile: probe, phase: "\(channel.name): timing", progress: progress)
+            guard !traces.isEmpty else { throw .measurement("no trace for the timing tone") }
+            let trace = AccelerationTrace.pooled(traces)
             let reading = trace.steadyPart(end: duration, window: plan.steadyWindow, noise: noise)
             if reading.amplitude <= 3 * noise {
                 throw .measurement(

@@ -108,12 +108,14 @@ struct CalibrationBenchTests {
         }
     }
 
-    @Test("spin-up and spin-down are measured within 25 % of the physics, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
     func timing(_ name: String) throws {
         let run = try Self.run(name)
         let truth = BenchTruth(preset: run.preset).timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
         let found = try #require(run.measurement.timing)
-        #expect(abs(found.rise / truth.rise - 1) <= 0.25, "\(name): rise \(found.rise) s, truth \(truth.rise) s")
+        // Measured from when the engine asked, so a few milliseconds of latency (scheduler, sysfs,
+        // the sensor's conversion) come on top of the physics.
+        #expect(abs(found.rise - truth.rise) <= max(0.25 * truth.rise, 0.012), "\(name): rise \(found.rise) s, truth \(truth.rise) s")
         let fall = try #require(found.fall)
         #expect(abs(fall - truth.fall) <= max(0.25 * truth.fall, 0.012), "\(name): fall \(fall) s, truth \(truth.fall) s")
         #expect(abs((run.result.profile.channels[0].riseTime ?? 0) - found.rise) < 1e-4)
@@ -146,14 +148,17 @@ struct CalibrationBenchTests {
         #expect(abs((run.result.profile.channels[0].startDrive ?? 0) - start) < 1e-4)
     }
 
-    @Test("the LRA's resonance is found at the drive it is swept with, and taps get their own intensity exponent")
+    @Test("the LRA's resonance is found at the drive it is swept with; its curve starts at drive 0 and is measured where it plays")
     func lraResonance() throws {
         let run = try Self.run("hbridge-lra")
         let resonance = try #require(run.result.fits[0].resonance)
         // The spring hardens: at the sweep's drive the resonance sits a little above 175 Hz.
         #expect(resonance.resonantFrequency >= 174 && resonance.resonantFrequency <= 183, "f0 \(resonance.resonantFrequency)")
         #expect(abs(resonance.qFactor - 9) <= 2.5, "Q \(resonance.qFactor) (9 with the coil shorted by the bridge)")
-        #expect(run.result.profile.transient.intensityExponent < 0.97, "taps grow faster with drive than the detuned steady output")
+        // No board offset: nothing moves at drive 0, so the curve cannot start below it.
+        #expect(run.fit.deadZone >= 0 && run.fit.deadZone < 0.03, "curve origin \(run.fit.deadZone)")
+        // Without a usable band it plays at its own frequency, where the amplitude sweep was made again.
+        if run.result.profile.channels[0].usableBand == nil { #expect(run.measurement.amplitudeFrequency == 0) }
     }
 
     @Test("across the three benches the vocabulary's single-tap effects peak within 10 % of each other")

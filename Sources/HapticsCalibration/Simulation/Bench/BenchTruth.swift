@@ -86,22 +86,21 @@ public struct BenchTruth: Sendable {
     }
 
     /// Spin-up and spin-down (ring-down) at `amplitude`: seconds from the drive's start until the
-    /// vibration (over 10 ms windows) reaches 90 % of its steady value, and from the drive's end
-    /// until it falls under 10 % of it.
+    /// vibration (over centred 10 ms windows) reaches 90 % of its steady value, and from the drive's
+    /// end until it falls under 10 % of it.
     public func timing(amplitude: Double, frequency: Double = 0) -> (rise: Double, fall: Double) {
         var actuator = actuator()
         let on = run(&actuator, preset.waveform(level: level(amplitude), frequency: frequency), from: 0, for: 1.5)
         let off = run(&actuator, .low, from: 1.5, for: 1.0)
         let window = Int(0.01 * sampleRate)
+        // Centred 10 ms windows (over 1.7 periods of an LRA, 2 turns of a coin motor): no lag.
         func envelope(_ squares: [Double]) -> [Double] {
-            var result: [Double] = []
-            var sum = 0.0
-            for index in squares.indices {
-                sum += squares[index]
-                if index >= window { sum -= squares[index - window] }
-                result.append((2 * sum / Double(min(index + 1, window))).squareRoot())
+            var prefix = [0.0]
+            for value in squares { prefix.append(prefix.last! + value) }
+            return squares.indices.map { index in
+                let low = max(index - window / 2, 0), high = min(index + window / 2, squares.count)
+                return (2 * (prefix[high] - prefix[low]) / Double(max(high - low, 1))).squareRoot()
             }
-            return result
         }
         let rising = envelope(on), falling = envelope(Array(on.suffix(window)) + off)
         let steady = Self.amplitude(on.suffix(Int(0.3 * sampleRate))[...])
