@@ -470,6 +470,10 @@ struct ShowProfile: ParsableCommand {
             if let q = channel.qFactor { line += ", Q \(fixed(q, 1))" }
             if let band = channel.usableBand { line += ", band \(fixed(band.lowerBound, 1))–\(fixed(band.upperBound, 1)) Hz" }
             if !channel.frequencyResponse.isEmpty { line += ", \(channel.frequencyResponse.count)-point frequency map" }
+            if let saturation = channel.saturationOutput { line += ", levels off at \(fixed(saturation, 3))" }
+            if let start = channel.startDrive { line += ", starts at \(fixed(start, 3))" + (channel.stopDrive.map { $0 < start ? " (runs down to \(fixed($0, 3)))" : "" } ?? "") }
+            if let rise = channel.riseTime { line += ", spin-up \(fixed(rise * 1000, 0)) ms" }
+            if let fall = channel.fallTime { line += ", spin-down \(fixed(fall * 1000, 0)) ms" }
             print(line)
         }
         switch profile.sharpness {
@@ -478,7 +482,9 @@ struct ShowProfile: ParsableCommand {
         case .motorMix(let low, let high): print("  sharpness          motor mix \(profile.channels[low].name) → \(profile.channels[high].name)")
         }
         let tap = profile.transient
-        print("  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : ""))
+        print(
+            "  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "")
+                + (tap.intensityExponent != 1 ? ", intensity^\(fixed(tap.intensityExponent, 3))" : ""))
         print("  limits             rated \(fixed(profile.limits.ratedLevel, 2)), overdrive \(fixed(profile.limits.overdriveLevel, 2))")
     }
 }
