@@ -157,13 +157,20 @@ final class ServiceConnection: @unchecked Sendable {
     /// Runs on the listener thread until ``close()``.
     private func listen() {
         while !stopping.load(ordering: .acquiring) {
-            let wait: (fd: Int32, events: Int16)? = link.withLock { link in
+            // sd-bus asks for no POLLIN while messages wait in its queue (its timeout is then "now"):
+            // poll only as long as it says, or the queued messages would wait for the next call.
+            let wait: (fd: Int32, events: Int16, timeout: UInt64?)? = link.withLock { link in
                 guard let bus = link.bus, bus.isOpen else { return nil }
-                return (bus.fileDescriptor, bus.events)
+                return (bus.fileDescriptor, bus.events, bus.timeoutMicroseconds)
             }
             guard let wait else { return }
+            var milliseconds: Int32 = -1
+            if let deadline = wait.timeout {
+                let now = Monotonic.now() / 1000
+                milliseconds = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
+            }
             var fds = [pollfd(fd: wait.fd, events: wait.events, revents: 0), pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&fds, 2, -1)
+            _ = poll(&fds, 2, milliseconds)
             if fds[1].revents != 0 { wakeup.drain() }
             let open = link.withLock { link -> Bool in
                 guard let bus = link.bus else { return false }
@@ -217,3 +224,4 @@ final class ServiceConnection: @unchecked Sendable {
         if !events.isEmpty { deliver(events) }
     }
 }
+
