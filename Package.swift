@@ -113,7 +113,7 @@ let package = Package(
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig", "HapticsDaemon",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig", "HapticsDaemon", "HapticsBus",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -29,6 +29,8 @@ public struct DaemonOptions: Sendable {
     public var maxPlayersPerClient = 256
     /// The per-app settings file; nil: `$XDG_CONFIG_HOME/haptics/apps.json`.
     public var appsFile: String?
+    /// Whether the bus thread asks for `SCHED_FIFO` (granted to root and `CAP_SYS_NICE`).
+    public var realtime = true
     /// How much to log (to standard error, which the journal keeps under systemd).
     public var logLevel: Logger.Level = .info
 

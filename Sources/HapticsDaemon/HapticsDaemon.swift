@@ -147,6 +147,10 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
         do { try loop.attach(bus) } catch { throw DaemonStartError("cannot attach the bus to the event loop: \(error)") }
 
+        // The bus thread answers clients and stops players when clients leave: when allowed (root,
+        // CAP_SYS_NICE, an rtprio limit) it runs SCHED_FIFO below the engine's scheduler, so a busy
+        // machine does not delay a stop.
+        if options.realtime, PosixThread.requestRealtimeForCurrentThread(priority: 10) { logger.info("the bus thread runs SCHED_FIFO") }
         let usable = devices.devices.filter(\.isUsable).map(\.id)
         let status = "serving \(usable.count) device\(usable.count == 1 ? "" : "s") on \(options.bus)"
         logger.info("\(status): \(usable.joined(separator: ", "))")

@@ -71,6 +71,9 @@ struct HapticsdCommand: ParsableCommand {
     @Option(name: .customLong("apps-file"), help: ArgumentHelp("Per-app settings (default $XDG_CONFIG_HOME/haptics/apps.json).", valueName: "file"))
     var appsFile: String?
 
+    @Flag(name: .customLong("no-realtime"), help: "Keep the bus thread at normal priority (by default it asks for SCHED_FIFO, below the engine's scheduler).")
+    var noRealtime = false
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("debug, info, notice, warning or error (to standard error).", valueName: "level"))
     var logLevel = "info"
 
@@ -106,6 +109,7 @@ struct HapticsdCommand: ParsableCommand {
         options.maxCallsPerSecond = maxCallsPerSecond
         options.maxPlayersPerClient = maxPlayers
         options.appsFile = appsFile
+        options.realtime = !noRealtime
         options.logLevel = Logger.Level(rawValue: logLevel)!
         let level = options.logLevel
         LoggingSystem.bootstrap { label in
