@@ -54,7 +54,13 @@ public enum ThemeFeedback: Sendable, Hashable {
         }
     }
 
-    /// How long one run lasts, in seconds: what a repeating event (timeout 0 or > 0) loops over.
+    /// How long a tap rings out after its start, in seconds: what an `Effect` or `Pattern` run adds
+    /// after its last event (a transient has no duration of its own).
+    public static let tapAllowance = 0.05
+
+    /// How long one run lasts, in seconds: what a repeating event (timeout 0 or > 0) loops over. The
+    /// `Vibra` types say it (`duration`, or the sum of `durations`); an `Effect` or `Pattern` lasts its
+    /// pattern plus ``tapAllowance``.
     public var runLength: Double {
         switch self {
         case .vibraRumble(let duration, let count, let pause, _):
@@ -62,8 +68,8 @@ public enum ThemeFeedback: Sendable, Hashable {
             return Double(max(duration, plan.count * (plan.rumble + plan.pause))) / 1000
         case .vibraPeriodic(let duration, _, _, _): return Double(duration) / 1000
         case .vibraPattern(_, let durations): return Double(durations.reduce(0, +)) / 1000
-        case .effect(let name, _): return FeedbackEffect.named(name)?.pattern.duration ?? 0
-        case .pattern(let pattern): return pattern.duration
+        case .effect(let name, _): return (FeedbackEffect.named(name)?.pattern.duration ?? 0) + Self.tapAllowance
+        case .pattern(let pattern): return pattern.duration + Self.tapAllowance
         case .other: return 0
         }
     }

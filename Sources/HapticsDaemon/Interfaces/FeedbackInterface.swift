@@ -83,7 +83,7 @@ extension HapticsDaemon {
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
         if timeout >= 0 {
             record.player?.loopEnabled = true
-            record.player?.loopEnd = max(themed.runLength, pattern.duration, 0.001)
+            record.player?.loopEnd = max(themed.runLength, pattern.duration)
         }
         feedback.add(FeedbackEvent(id: id, appID: app, event: event, sender: sender, timeout: timeout, section: section, playerID: record.id))
         do {

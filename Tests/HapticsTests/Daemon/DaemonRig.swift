@@ -130,6 +130,13 @@ final class DaemonRig {
         return (process.terminationStatus, text)
     }
 
+    /// Starts `arguments` with the client environment and a standard input the test writes to (and
+    /// holds open: fbcli ends its feedback when its input becomes readable).
+    func launch(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningTool {
+        try RunningTool(arguments, environment: ProcessInfo.processInfo.environment.merging(clientEnvironment.merging(environment) { $1 }) { $1 },
+                        output: directory + "/tool-\(UUID().uuidString).log")
+    }
+
     /// `busctl --user ARGUMENTS` on the private bus.
     func busctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
         try run(["/usr/bin/busctl", "--user"] + arguments)
@@ -207,6 +214,58 @@ final class DaemonRig {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(fd, &buffer, buffer.count, 0)
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+}
+
+/// A client process started by a test, its standard input held open.
+final class RunningTool {
+    let process = Process()
+    private let input = Pipe()
+    private let outputPath: String
+    private let handle: FileHandle
+
+    init(_ arguments: [String], environment: [String: String], output: String) throws {
+        outputPath = output
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.environment = environment
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = input
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? handle.close()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+
+    /// Writes `text` to the tool's standard input.
+    func write(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    /// What it printed so far.
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Waits at most `timeout` seconds for it to end; its status (-signal when killed by one) and output.
+    func wait(timeout: Double) throws -> (status: Int32, output: String) {
+        let ended = ChildProcess.waitUntil(timeout: timeout) { !process.isRunning }
+        guard ended else { throw RigFailure("\(process.executableURL?.path ?? "?") did not end within \(timeout) s: \(output)") }
+        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return (status, output)
+    }
+
+    /// Polls until `condition` holds on its output (at most `timeout` seconds).
+    func waitForOutput(timeout: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        ChildProcess.waitUntil(timeout: timeout) { condition(output) }
     }
 }
 
