@@ -135,7 +135,8 @@ public final class HapticsDaemon: @unchecked Sendable {
         do {
             try bus.requestName(HAPTICSD_BUS_NAME)
         } catch {
-            throw DaemonStartError("cannot own \(HAPTICSD_BUS_NAME): \(error.message) (is hapticsd already running?)")
+            let hint = error.errno == EEXIST ? " (is hapticsd already running?)" : ""
+            throw DaemonStartError("cannot own \(HAPTICSD_BUS_NAME): \(error.message)\(hint)")
         }
         if options.servesFeedbackd {
             do {
