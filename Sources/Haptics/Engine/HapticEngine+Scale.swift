@@ -13,10 +13,20 @@ public enum HapticPlayerStatus: String, Sendable, Hashable {
 extension HapticEngine {
     /// A player for `pattern` whose intensities are multiplied by `intensityScale` (0…1), before the
     /// engine's ``policy``: what a service gives each client (the intensity it asked for times its
-    /// application's scale), changeable while it plays with ``setIntensityScale(_:of:)``.
-    public func makeAdvancedPlayer(with pattern: HapticPattern, intensityScale: Double) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
+    /// application's scale), changeable while it plays with ``setIntensityScale(_:of:)``. It starts
+    /// muted when `muted`, and calls `completion` as ``HapticAdvancedPatternPlayer/completionHandler``
+    /// does; set up in one step, without an engine pass, so a service's start is not delayed.
+    public func makeAdvancedPlayer(
+        with pattern: HapticPattern, intensityScale: Double, muted: Bool = false, completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
         let player = try makeAdvancedPlayer(with: pattern)
-        setIntensityScale(intensityScale, of: player)
+        guard let local = player as? PatternPlayer else { return player }
+        let clamped = intensityScale.isFinite ? min(max(intensityScale, 0), 1) : 0
+        _ = updatePlayer(local.id, render: false) { state, _ in
+            state.intensityScale = clamped
+            state.isMuted = muted
+            state.completion = completion
+        }
         return player
     }
 

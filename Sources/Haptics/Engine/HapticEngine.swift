@@ -323,13 +323,14 @@ public final class HapticEngine: Sendable {
         }
     }
 
-    /// Changes player `id`'s state under the lock (at the current time), then runs the engine.
-    func updatePlayer<T: Sendable>(_ id: UInt64, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
+    /// Changes player `id`'s state under the lock (at the current time), then runs the engine (not
+    /// when `render` is false: a change to a player that is not playing needs no pass).
+    func updatePlayer<T: Sendable>(_ id: UInt64, render: Bool = true, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
         let result: T? = core.withLock { core in
             guard core.players[id] != nil else { return nil }
             return body(&core.players[id]!, clock.now())
         }
-        tick()
+        if render { tick() }
         return result
     }
 

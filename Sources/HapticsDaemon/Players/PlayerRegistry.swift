@@ -60,18 +60,16 @@ final class PlayerRegistry {
 
     /// Makes the engine's player for `record` from `pattern` on `engine`, scaled and muted as given.
     func attach(_ record: PlayerRecord, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool) throws(BusError) {
-        let player: any HapticAdvancedPatternPlayer
-        do {
-            player = try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale)
-        } catch {
-            throw DaemonError.deviceFailed(record.deviceID, "\(error)")
-        }
-        player.isMuted = muted
         let id = record.id
         let queue = self.queue
         let registry = UncheckedMain(self)
-        player.completionHandler = { error in
-            queue.post { registry.value.playerFinished(id, error: error) }
+        let player: any HapticAdvancedPatternPlayer
+        do {
+            player = try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted) { error in
+                queue.post { registry.value.playerFinished(id, error: error) }
+            }
+        } catch {
+            throw DaemonError.deviceFailed(record.deviceID, "\(error)")
         }
         record.player = player
         record.engine = engine
