@@ -32,7 +32,7 @@ final class DaemonClient: @unchecked Sendable {
 
     /// Loads the client plugin from `searchPath` and connects; the failure says why hapticsd is not used.
     static func connect(searchPath: PluginSearchPath, settings: [String: String], logger: Logger) -> Result<DaemonClient, DaemonUnavailable> {
-        let name = String(cString: HAPTICS_CLIENT_PLUGIN_NAME)
+        let name = HAPTICS_CLIENT_PLUGIN_NAME
         guard let path = searchPath.directories.map({ $0 + "/" + name }).first(where: { access($0, F_OK) == 0 }) else {
             return .failure(DaemonUnavailable(reason: "the client plugin \(name) is not on the plugin search path"))
         }
@@ -271,8 +271,12 @@ final class DaemonClientHost: @unchecked Sendable {
     private func configuration(_ key: String) -> UnsafePointer<CChar>? {
         strings.withLock { cache in
             if let cached = cache[key] { return cached.map { UnsafePointer($0) } }
-            var value = settings[key] ?? Environment.value(HostContext.environmentName(for: key))
-            if key == "daemon.app-id", value == nil { value = Self.defaultAppID() }
+            var value = settings[key]
+            if key == "daemon.app-id" {
+                value = value ?? Environment.value("HAPTICS_APP_ID") ?? Self.defaultAppID()
+            } else {
+                value = value ?? Environment.value(HostContext.environmentName(for: key))
+            }
             let copy = value.map { strdup($0)! }
             cache[key] = copy
             return copy.map { UnsafePointer($0) }

@@ -1,4 +1,5 @@
 import CSystemd
+import Haptics
 import HapticsBus
 import HapticsSupport
 
@@ -11,8 +12,8 @@ import Glibc
 /// unicast ones (`Ended`) included.
 final class TestBusClient {
     let bus: BusConnection
-    /// Signals received, in order: member, path, arguments.
-    private(set) var signals: [(member: String, path: String, arguments: [BusValue])] = []
+    /// Signals received, in order: member, path, arguments, and when this client processed it.
+    private(set) var signals: [(member: String, path: String, arguments: [BusValue], received: HapticInstant)] = []
 
     init(address: String) throws {
         bus = try BusConnection(.address(address), description: "test-client")
@@ -24,7 +25,7 @@ final class TestBusClient {
             var arguments: [BusValue] = []
             let reader = received.reader
             while (try? reader.hasMore()) == true, let value = try? reader.value() { arguments.append(value) }
-            client.signals.append((received.member ?? "", received.path ?? "", arguments))
+            client.signals.append((received.member ?? "", received.path ?? "", arguments, .monotonicNow()))
             return 0
         }, userdata: userdata)
     }
@@ -81,11 +82,16 @@ final class TestBusClient {
 
     /// Waits (at most `timeout` seconds) for a signal `member` whose arguments satisfy `condition`.
     func waitForSignal(_ member: String, timeout: Double = 10, where condition: ([BusValue]) -> Bool = { _ in true }) -> [BusValue]? {
+        receivedSignal(member, timeout: timeout, where: condition)?.arguments
+    }
+
+    /// Like ``waitForSignal(_:timeout:where:)``, with the time the signal was processed.
+    func receivedSignal(_ member: String, timeout: Double = 10, where condition: ([BusValue]) -> Bool = { _ in true }) -> (arguments: [BusValue], received: HapticInstant)? {
         let deadline = Monotonic.now() + UInt64(timeout * 1e9)
         while true {
-            if let found = signals.first(where: { $0.member == member && condition($0.arguments) }) { return found.arguments }
+            if let found = signals.first(where: { $0.member == member && condition($0.arguments) }) { return (found.arguments, found.received) }
             guard Monotonic.now() < deadline else { return nil }
-            pump(for: 0.02)
+            pump(for: 0.002)
         }
     }
 
