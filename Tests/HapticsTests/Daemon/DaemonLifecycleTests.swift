@@ -49,7 +49,7 @@ struct DaemonLifecycleTests {
         let notice = min(gone.received, stop.received)
         #expect(stop.received.seconds(since: notice) <= interval, "silent \(stop.received.seconds(since: notice) * 1000) ms after the client's end was announced")
         #expect(frames.filter { $0.received > notice && $0.frame.isDriven }.count <= 1, "at most the frame already due was sent")
-        #expect(stop.received.seconds(since: killed) < 0.05, "silent \(stop.received.seconds(since: killed) * 1000) ms after the kill")
+        #expect(stop.received.seconds(since: killed) < 1, "silent \(stop.received.seconds(since: killed) * 1000) ms after the kill")
         #expect(recording.transitions(for: "recording:lra").suffix(2) == ["stop", "sleep"])
     }
 
