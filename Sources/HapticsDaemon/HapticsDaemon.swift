@@ -212,7 +212,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         _ = sd_notify(0, "STOPPING=1")
         let ended = players.endAll(reason: "daemon-stopping")
         devices.shutDown()
-        for record in ended { emitEnded(record, reason: "daemon-stopping") }
+        for record in ended { playerEnded(record, reason: "daemon-stopping") }
         bus.flush()
         loop.exit(code: 0)
     }
@@ -258,11 +258,23 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
     }
 
-    /// Notes that `message`'s sender uses `app`, and follows it so its players stop when it leaves.
-    func noteClient(_ message: BusMessage, app: String) {
+    /// Most app ids one connection may speak for (a connection is an app, or a few: a shell, a helper).
+    static let maximumAppsPerClient = 64
+
+    /// Notes that `message`'s sender uses `app`, and follows it so what it starts stops when it leaves
+    /// (and its per-client state goes with it).
+    /// - Throws: `InvalidArgument` when the connection has already used ``maximumAppsPerClient`` others,
+    ///   so no client can grow the service's state without bound.
+    func noteClient(_ message: BusMessage, app: String) throws(BusError) {
         guard let sender = message.sender else { return }
         clients.follow(message)
-        clientApps[sender, default: []].insert(app)
+        var apps = clientApps[sender] ?? []
+        guard apps.contains(app) || apps.count < Self.maximumAppsPerClient else {
+            throw DaemonError.invalidArgument(
+                "app_id", "this connection already spoke for \(Self.maximumAppsPerClient) app ids; use one connection per app")
+        }
+        apps.insert(app)
+        clientApps[sender] = apps
     }
 
     // MARK: - Events from the engines and backends
@@ -281,6 +293,11 @@ public final class HapticsDaemon: @unchecked Sendable {
 
     func devicesChanged(added: [OwnedDevice], removed: [OwnedDevice]) {
         for owned in removed {
+            // Its players go with it (one that was playing has just been stopped by its engine).
+            for record in players.records.values where record.deviceID == owned.id {
+                record.released = true
+                players.stop(record, reason: "device-lost")
+            }
             emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "DeviceRemoved") { writer throws(BusError) in try writer.string(owned.id) }
         }
         for owned in added {

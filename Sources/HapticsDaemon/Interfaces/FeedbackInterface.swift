@@ -65,6 +65,7 @@ extension HapticsDaemon {
             }
         }
         let sender = call.sender ?? ""
+        try noteClient(call, app: app)
         try limiter.admit(sender, at: .monotonicNow())
         let id = feedback.allocateID()
         statistics.feedbackEvents += 1
@@ -77,7 +78,6 @@ extension HapticsDaemon {
             emitFeedbackEnded(id, .notFound)
             return
         }
-        noteClient(call, app: app)
         let record = PlayerRecord(
             id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .feedbackEvent(id), oneShot: true, intensity: 1)
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
@@ -132,6 +132,7 @@ extension HapticsDaemon {
             try reply(call) { writer throws(BusError) in try writer.bool(true) }
             return
         }
+        try noteClient(call, app: app)
         try limiter.admit(sender, at: .monotonicNow())
         guard policy.effectiveProfile(app: app, wanted: .quiet, important: false) >= .quiet, let owned = devices.defaultDevice, let engine = owned.engine,
             let pattern = ThemeFeedback.vibraPattern(magnitudes: magnitudes, durationsMs: durations).hapticPattern()
@@ -139,7 +140,6 @@ extension HapticsDaemon {
             try reply(call) { writer throws(BusError) in try writer.bool(false) }
             return
         }
-        noteClient(call, app: app)
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .vibrate, oneShot: true, intensity: 1)
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
         do {

@@ -92,6 +92,7 @@ extension HapticsDaemon {
         let app = try Validation.appID(rawApp)
         let owned = try devices.resolve(query)
         let sender = call.sender ?? ""
+        try noteClient(call, app: app)
         try limiter.admit(sender, at: .monotonicNow())
         if players.count(ownedBy: sender) >= options.maxPlayersPerClient { throw DaemonError.tooManyPlayers(sender, limit: options.maxPlayersPerClient) }
         return (app, owned, sender)
@@ -106,7 +107,6 @@ extension HapticsDaemon {
         let intensity = try Validation.number(rawIntensity, "intensity", in: 0...1)
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
-        noteClient(call, app: app)
 
         let id = players.allocateID()
         let overuse = guards.guardFor(app: app, device: owned.id)
@@ -237,7 +237,6 @@ extension HapticsDaemon {
         }
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
-        noteClient(call, app: app)
         let record = PlayerRecord(
             id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: intensity)
         try players.attach(record, pattern: pattern, engine: engine, scale: intensity * policy.appScale(app: app), muted: !policy.isEnabled(app: app))
@@ -262,7 +261,6 @@ extension HapticsDaemon {
         let pattern = try Self.pattern(fromAHAP: text)
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
-        noteClient(call, app: app)
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
         try reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }

@@ -181,8 +181,11 @@ struct DaemonManagerTests {
         let device = #"[{"id":"recording:hot","name":"Hotplugged LRA","actuator":"lra","channels":[{"name":"main","actuator":"lra"}],"unplug_after_frames":1,"replug_after_ms":400}]"#
         let rig = try DaemonRig(devices: device)
         let observer = try TestBusClient(address: rig.address)
+        let idle = try #require(
+            try observer.call("CreatePlayer", [.string("org.example.App"), .string("recording:hot"), .string(try HapticPattern.transient(intensity: 1, sharpness: 1).ahapText(pretty: false))]).first?.stringValue)
         _ = try rig.call("PlayEffect", "sssd", ["org.example.App", "recording:hot", "impact.medium", "1"])
         #expect(observer.waitForSignal("DeviceRemoved") { $0.first?.stringValue == "recording:hot" } != nil)
+        #expect(observer.waitForSignal("Ended") { $0.first?.stringValue == idle }?.last == .string("device-lost"), "its players go with the device")
         let added = try #require(observer.waitForSignal("DeviceAdded") { $0.first?.stringValue == "recording:hot" })
         #expect(added.count == 2 && added[1].entries["name"]?.stringValue == "Hotplugged LRA")
         #expect(observer.signals.contains { $0.member == "PropertiesChanged" && $0.arguments.count == 3 && $0.arguments[1].entries["Devices"] != nil })

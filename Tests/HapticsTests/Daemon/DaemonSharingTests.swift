@@ -175,6 +175,17 @@ struct DaemonSharingTests {
                 #expect(error.name == "org.swifthaptics.Haptics1.Error." + name && error.message.contains(message), "\(error)")
             }
         }
+        // One connection speaks for a bounded number of apps, so no client grows the service's state without end.
+        var refusedApp: BusError?
+        for index in 0..<70 where refusedApp == nil {
+            do throws(BusError) {
+                try client.call("Prepare", [.string("org.example.Many\(index)"), .string("")])
+                try client.call("PlayEffect", [.string("org.example.Many\(index)"), .string(""), .string("selection"), .double(1)])
+            } catch {
+                refusedApp = error
+            }
+        }
+        #expect(refusedApp?.name == "org.swifthaptics.Haptics1.Error.InvalidArgument" && refusedApp?.message.contains("already spoke for 64 app ids") == true, "\(String(describing: refusedApp))")
         #expect(try client.get("Version") == .string("1.0"), "the service is alive")
         usleep(200_000)
         for device in ["recording:lra", "recording:gamepad"] {
