@@ -91,6 +91,26 @@ struct DaemonManagerTests {
         #expect(both.driveFrames("recording:gamepad").map(\.channels) == (try InProcessReference.effect("notification.success", device: "gamepad", intensity: 0.5)))
     }
 
+    @Test("each device renders through its calibration profile: a user profile for the LRA changes its frames exactly as in-process")
+    func calibrationProfile() throws {
+        let rig = try DaemonRig(startDaemon: false)
+        let description = try TestSupport.recordingSystem(devices: "lra").resolve("recording:lra")
+        var profile = CalibrationProfile.uncalibrated(for: description)
+        profile.deviceID = description.id
+        profile.source = .simulated
+        profile.channels[0].deadZone = 0.3
+        profile.channels[0].responseExponent = 2
+        try ProfileStore(userDirectory: rig.directory + "/config/haptics/profiles", shippedDirectories: []).save(profile)
+        try rig.start()
+        let details = try #require(try rig.call("GetDevice", "s", ["recording:lra"]).first as? [String: Any])
+        #expect((details["calibration"] as? [String: Any])?["data"] as? String == "simulated")
+        _ = try rig.call("PlayEffect", "sssd", ["org.example.Calibrated", "recording:lra", "impact.medium", "1"])
+        let recording = try rig.waitForRecording { $0.transitions(for: "recording:lra").contains("sleep") }
+        let calibrated = try InProcessReference.effect("impact.medium", profile: profile)
+        #expect(recording.driveFrames("recording:lra").map(\.channels) == calibrated)
+        #expect(calibrated != (try InProcessReference.effect("impact.medium")), "the profile makes a difference")
+    }
+
     @Test("Prepare wakes the device without driving it; it idles after the prepare timeout")
     func prepare() throws {
         let rig = try DaemonRig()

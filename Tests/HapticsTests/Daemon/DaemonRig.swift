@@ -296,10 +296,13 @@ extension DriveFrame {
 /// What playing something in-process gives on a recording device: the reference the service's
 /// frames must match (the same renderer, the same uncalibrated profile).
 enum InProcessReference {
-    /// The drive values (per frame, per channel) of effect `name` at `intensity` on recording device `device`.
-    static func effect(_ name: String, device: String = "lra", intensity: Double = 1, policy: HapticPolicy = HapticPolicy()) throws -> [[ChannelDrive]] {
+    /// The drive values (per frame, per channel) of effect `name` at `intensity` on recording device
+    /// `device`, rendered through `profile` (nil: the uncalibrated default).
+    static func effect(
+        _ name: String, device: String = "lra", intensity: Double = 1, policy: HapticPolicy = HapticPolicy(), profile: CalibrationProfile? = nil
+    ) throws -> [[ChannelDrive]] {
         let effect = try #require(FeedbackEffect.named(name))
-        return try frames(device: device) { engine in
+        return try frames(device: device, profile: profile) { engine in
             EffectFeedbackGenerator(engine: engine).play(effect, intensity: intensity)
         } policy: { policy }
     }
@@ -311,13 +314,14 @@ enum InProcessReference {
         } policy: { HapticPolicy() }
     }
 
-    private static func frames(device: String, _ play: (HapticEngine) throws -> Void, policy: () -> HapticPolicy) throws -> [[ChannelDrive]] {
+    private static func frames(device: String, profile: CalibrationProfile? = nil, _ play: (HapticEngine) throws -> Void, policy: () -> HapticPolicy) throws -> [[ChannelDrive]] {
         let output = TestSupport.makeTemporaryDirectory("reference") + "/recording.jsonl"
         defer { try? FileManager.default.removeItem(atPath: (output as NSString).deletingLastPathComponent) }
         do {
             let system = TestSupport.recordingSystem(devices: device, output: output)
             let opened = try system.openDevice("recording:\(device)")
-            let engine = try HapticEngine(devices: [opened], profileStore: nil, policy: policy(), logger: TestSupport.quietLogger)
+            let engine = try HapticEngine(
+                devices: [opened], profiles: profile.map { ["recording:\(device)": $0] } ?? [:], profileStore: nil, policy: policy(), logger: TestSupport.quietLogger)
             try play(engine)
             let done = ChildProcess.waitUntil(timeout: 10) { opened.powerState == .idle && engine.isRunning }
             #expect(done)
