@@ -129,7 +129,11 @@ public final class HapticsDaemon: @unchecked Sendable {
         players.onEnded = { [unowned self] record, reason in playerEnded(record, reason: reason) }
         clients.onLeft = { [unowned self] name in clientLeft(name) }
         devices.onChange = { [unowned self] added, removed in devicesChanged(added: added, removed: removed) }
-        devices.onEngineStopped = { [unowned self] id, reason in logger.notice("\(id): engine stopped: \(reason)") }
+        devices.onEngineStopped = { [unowned self] id, reason in
+            logger.notice("\(id): engine stopped: \(reason)")
+            // A device found gone by a failed write (no backend event): drop it now, DeviceRemoved included.
+            if case .deviceLost = reason { devices.refresh() }
+        }
         try registerInterfaces()
         devices.start()
         do {
@@ -267,7 +271,9 @@ public final class HapticsDaemon: @unchecked Sendable {
     ///   so no client can grow the service's state without bound.
     func noteClient(_ message: BusMessage, app: String) throws(BusError) {
         guard let sender = message.sender else { return }
-        clients.follow(message)
+        guard clients.follow(message) else {
+            throw BusError(name: DaemonError.prefix + "ClientGone", message: "\(sender) left the bus before its call was served")
+        }
         var apps = clientApps[sender] ?? []
         guard apps.contains(app) || apps.count < Self.maximumAppsPerClient else {
             throw DaemonError.invalidArgument(

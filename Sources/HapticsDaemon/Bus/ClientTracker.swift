@@ -34,8 +34,16 @@ final class ClientTracker {
     var count: Int { clients.count }
 
     /// Follows the sender of `message` (once per client).
-    func follow(_ message: BusMessage) {
-        guard let sender = message.sender, clients[sender] == nil else { return }
+    ///
+    /// A client may leave between sending a call and this first contact, before the track's match
+    /// for its name reaches dbus-daemon, and then no NameOwnerChanged would ever come. So the first
+    /// contact also asks dbus-daemon, after that match, whether the name still has an owner
+    /// (asynchronously: the service never waits on the bus); if not, the client is treated as gone.
+    /// - Returns: false when the client is known to be gone already.
+    @discardableResult
+    func follow(_ message: BusMessage) -> Bool {
+        guard let sender = message.sender else { return true }
+        guard clients[sender] == nil else { return true }
         let client = Client(name: sender, tracker: self)
         var track: OpaquePointer?
         let created = sd_bus_track_new(bus.pointer, &track, { _, userdata in
@@ -43,17 +51,30 @@ final class ClientTracker {
             client.tracker?.left(client.name)
             return 0
         }, Unmanaged.passUnretained(client).toOpaque())
-        guard created >= 0, let track else { return }
+        guard created >= 0, let track else { return true }
         client.track = track
         clients[sender] = client
-        if sd_bus_track_add_sender(track, message.pointer) < 0 {
-            // The client is already gone: what it just started ends now.
+        guard sd_bus_track_add_sender(track, message.pointer) >= 0 else {
             left(sender)
+            return false
         }
+        do {
+            let query = try bus.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner"
+            ) { writer throws(BusError) in try writer.string(sender) }
+            try bus.callAsync(query, callback: { reply, userdata, _ in
+                let client = Unmanaged<ClientTracker.Client>.fromOpaque(userdata!).takeRetainedValue()
+                if let reply, sd_bus_message_is_method_error(reply, nil) > 0 { client.tracker?.left(client.name) }
+                return 0
+            }, userdata: Unmanaged.passRetained(client).toOpaque())
+        } catch {
+            // Without the check the track still reports a departure that happens from now on.
+        }
+        return true
     }
 
     private func left(_ name: String) {
-        guard let client = clients.removeValue(forKey: name) else { return }
+        guard let client = clients.removeValue(forKey: name), client.track != nil else { return }
         onLeft?(name)
         // sd-bus holds its own reference to the track while it runs this handler.
         let track = client.track

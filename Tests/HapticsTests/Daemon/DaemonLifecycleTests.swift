@@ -53,6 +53,28 @@ struct DaemonLifecycleTests {
         #expect(recording.transitions(for: "recording:lra").suffix(2) == ["stop", "sleep"])
     }
 
+    @Test("a client that leaves right after sending (busctl --expect-reply=no) has its looping pattern stopped, not left running")
+    func clientGoneBeforeServed() throws {
+        let rig = try DaemonRig()
+        let observer = try TestBusClient(address: rig.address)
+        let loop = try HapticPattern.continuous(duration: 0.2, intensity: 1, sharpness: 0.5).ahapText(pretty: false)
+        for _ in 0..<5 {
+            let sent = try rig.busctl(["--expect-reply=no", "call", "org.swifthaptics.Haptics1", "/org/swifthaptics/Haptics1", "org.swifthaptics.Haptics1",
+                                       "PlayPattern", "sssda{sv}", "org.example.Gone", "recording:lra", loop, "1", "1", "loop", "b", "true"])
+            #expect(sent.status == 0, "\(sent.output)")
+        }
+        let stopped = ChildProcess.waitUntil(timeout: 10) {
+            (try? observer.call("GetStatistics"))?.first?.entries["players"]?.unwrapped == .uint32(0)
+        }
+        #expect(stopped, "every looping pattern of a client that left was stopped")
+        // Whether a pattern got to play before its client was found gone depends on timing; either
+        // way the device ends stopped and asleep (the backend writes its records at every sleep).
+        usleep(300_000)
+        let transitions = try rig.recording().transitions(for: "recording:lra")
+        #expect(transitions.filter { $0 == "wake" }.count == transitions.filter { $0 == "sleep" }.count, "\(transitions)")
+        #expect(try rig.recording().driveFrames("recording:lra").last?.isDriven != true)
+    }
+
     @Test("SIGTERM or SIGINT to hapticsd mid-drive: every actuator stopped and closed, clients told, exit status 0", arguments: [SIGTERM, SIGINT])
     func stopped(by signal: Int32) throws {
         let rig = try DaemonRig()
