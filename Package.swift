@@ -87,7 +87,10 @@ let package = Package(
             ]),
         .executableTarget(
             name: "hapticsd",
-            dependencies: ["HapticsDaemon", "Haptics", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: [
+                "HapticsDaemon", "Haptics", "HapticsBus", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit"],
             path: "Plugins/DaemonClient"),
