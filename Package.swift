@@ -8,6 +8,8 @@
 //   Sources/HapticsPluginKit  helpers for writing a backend in Swift (linked into plugins, never the host)
 //   Sources/haptic-cal      the CLI
 //   Sources/haptics-bench   the benchmark executable (release build, prints tables)
+//   Sources/hapticsd        the haptics service (D-Bus, sd-bus); Sources/HapticsDaemon is its library
+//   Sources/HapticsBus      the one Swift face of sd-bus (libsystemd), for the service and its client plugin
 //   Plugins/*               backends, each a `.dynamic` product `libhaptics-NAME.so` loaded with dlopen
 //   Tests/                  Swift Testing suites; Tests/VMRig holds the helpers for the kernel VM rig
 import PackageDescription
@@ -19,11 +21,14 @@ let package = Package(
         .library(name: "Haptics", targets: ["Haptics"]),
         .executable(name: "haptic-cal", targets: ["haptic-cal"]),
         .executable(name: "haptics-bench", targets: ["haptics-bench"]),
+        .executable(name: "hapticsd", targets: ["hapticsd"]),
         // Backends: the loader picks up files named libhaptics-NAME.so.
         .library(name: "haptics-null", type: .dynamic, targets: ["HapticsNullBackend"]),
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
         .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
+        // The client transport the core loads with dlopen when hapticsd runs (not a backend: another prefix).
+        .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
     ],
@@ -68,6 +73,28 @@ let package = Package(
             name: "CGpiod", path: "Plugins/CGpiod", pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]),
 
+        // The service: sd-bus through one Swift wrapper; the interface tables in C (sd-bus's macros).
+        .systemLibrary(
+            name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "HapticsBus", dependencies: ["CSystemd", "HapticsSupport"]),
+        .target(name: "CHapticsdInterfaces", dependencies: ["CSystemd"], path: "Sources/hapticsd-interfaces"),
+        .target(
+            name: "HapticsDaemon",
+            dependencies: [
+                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "hapticsd",
+            dependencies: [
+                "HapticsDaemon", "Haptics", "HapticsBus", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit"],
+            path: "Plugins/DaemonClient"),
+
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport"]),
 
@@ -81,13 +108,15 @@ let package = Package(
                 "Haptics", "HapticsSupport", "HapticsCalibration", "HapticsInteraction",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport"]),
+        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport", "HapticsBus"]),
+        // A program written against the public API only, run by the tests with and without hapticsd.
+        .executableTarget(name: "haptics-impact-example", dependencies: ["Haptics"], path: "Examples/Swift/ImpactExample"),
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig", "HapticsDaemon", "HapticsBus",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]

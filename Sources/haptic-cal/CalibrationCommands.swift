@@ -93,7 +93,8 @@ extension SourceOptions {
                 source: source, description: "simulated measurements", details: ModelParameters.summary(source.model, device: source.device),
                 system: nil, temporaryRecording: temporary)
         case .accelerometer(let request):
-            let system = global.makeSystem()
+            // Calibration drives the actuator frame by frame: only in the process that owns it.
+            let system = global.makeSystem(inProcess: true)
             let opened = try system.openDevice(device)
             let sensor = try IIOAccelerometer.find(root: iioRoot, request: request)
             let axes = sensor.axes.map { "\($0.name) ×\(fixed($0.scale, 6)) m/s²" }.joined(separator: ", ")
@@ -102,7 +103,7 @@ extension SourceOptions {
                 source: source, description: "accelerometer \(sensor.name) (\(sensor.directory))", details: ["axes \(axes)"], system: system,
                 temporaryRecording: nil)
         case .interactive:
-            let system = global.makeSystem()
+            let system = global.makeSystem(inProcess: true)
             let opened = try system.openDevice(device)
             let source = InteractiveSource(
                 playback: try RealtimePlayback(device: opened, logger: quietLogger()), dialog: TerminalDialog(), settings: quick ? .quick : .standard)

@@ -76,7 +76,8 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     }
 
     func cancel() throws(HapticEngineError) {
-        _ = engine.updatePlayer(id) { player, _ in player.pending.removeAll() }
+        // No pass between dropping the commands and the stop: it could send one more frame of drive.
+        _ = engine.updatePlayer(id, render: false) { player, _ in player.pending.removeAll() }
         try engine.send(.stop, to: id, at: 0)
     }
 

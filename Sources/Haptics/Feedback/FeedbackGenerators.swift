@@ -16,12 +16,15 @@ final class FeedbackCore: Sendable {
     }
 
     func prepare() {
+        if let remote = engine.remote { return remote.prepare() }
         for hold in holds { hold.prepare() }
     }
 
     @discardableResult
     func trigger(_ effect: FeedbackEffect, scale: Double = 1) -> OveruseGuard.Decision {
         let engine = self.engine
+        // hapticsd's overuse guard (per app, per device) decides: it sees every app's feedback.
+        if let remote = engine.remote { return remote.play(effect, scale: scale, clock: engine.clock) }
         let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
         return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
             do {

@@ -7,6 +7,8 @@ public struct Recording: Sendable, Hashable {
     /// What happened to a device at one instant.
     public enum Event: Sendable, Hashable {
         case open, wake, sleep, stop, close, unplug
+        /// The device came back after an unplug (`replug_after_ms`).
+        case replug
         /// A drive frame, with the time the host meant it for (``DriveFrame/time``).
         case frame(DriveFrame)
 
@@ -19,6 +21,7 @@ public struct Recording: Sendable, Hashable {
             case .stop: "stop"
             case .close: "close"
             case .unplug: "unplug"
+            case .replug: "replug"
             case .frame: "frame"
             }
         }
@@ -81,6 +84,7 @@ public struct Recording: Sendable, Hashable {
         case "stop": parsed = .stop
         case "close": parsed = .close
         case "unplug": parsed = .unplug
+        case "replug": parsed = .replug
         case "frame":
             let frameTime = HapticInstant(nanoseconds: UInt64(try object.required("frame_ns").number(in: 0...1.8e19)))
             let channels = try object.required("channels").array().map { entry in

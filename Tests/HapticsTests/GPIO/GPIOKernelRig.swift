@@ -78,7 +78,7 @@ final class GPIOKernelRig {
         HapticSystem(
             configuration: .init(
                 searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                settings: ["gpio.boards": boardPath, "recording.devices": "none"], clock: clock))
+                settings: ["gpio.boards": boardPath, "recording.devices": "none"], clock: clock, daemon: .never))
     }
 
     /// Advances the manual clock to `seconds` after the rig started.
