@@ -118,8 +118,11 @@ public enum ProfileFormat {
         guard version == version.rounded(), version >= 1 else {
             throw versionCursor.error("expected a whole number ≥ 1, found \(JSONValue.format(version))")
         }
-        guard Int(version) <= Self.version else {
-            throw versionCursor.error("format version \(Int(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
+        // Compared as a Double: any whole number may be written here, and one beyond `Int`'s range
+        // must be refused like any other newer version, not converted.
+        guard version <= Double(Self.version) else {
+            throw versionCursor.error(
+                "format version \(JSONValue.format(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
         }
         try object.rejectUnknownKeys(allowed: topKeys)
         let deviceID = try object.optional("device_id")?.string()
