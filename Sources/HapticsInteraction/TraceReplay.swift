@@ -17,7 +17,7 @@ public enum TraceReplay {
         public var decision: OveruseGuard.Decision?
 
         public var description: String {
-            let seconds = String(Int((time * 1000).rounded())) + " ms"
+            let seconds = JSONValue.format((time * 1000).rounded()) + " ms"
             guard let effect, let decision else { return "\(seconds)  \(event)" }
             let outcome: String
             switch decision {
