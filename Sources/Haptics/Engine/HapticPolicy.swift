@@ -70,8 +70,8 @@ public struct HapticPolicy: Sendable, Hashable {
             policy.isEnabled = try object.optional("enabled")?.bool() ?? true
             policy.intensityScale = try object.optional("intensity_scale")?.number(in: 0...1) ?? 1
             if let intervals = try object.optional("minimum_interval_ms")?.object() {
-                for key in intervals.keys {
-                    policy.minimumIntervals[key] = try intervals.required(key).number(in: 0...10_000) / 1000
+                for (key, value) in intervals.members {
+                    policy.minimumIntervals[key] = try value.number(in: 0...10_000) / 1000
                 }
             }
             return policy
