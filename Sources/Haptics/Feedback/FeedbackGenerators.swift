@@ -23,7 +23,9 @@ final class FeedbackCore: Sendable {
     func trigger(_ effect: FeedbackEffect, scale: Double = 1) -> OveruseGuard.Decision {
         let engine = self.engine
         let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
-        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
+        // Weak: a deferred play waits in the engine's clock, which the engine owns.
+        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { [weak engine] effect, scale in
+            guard let engine else { return }
             do {
                 try engine.play(effect.timeline, intensityScale: scale)
             } catch {
