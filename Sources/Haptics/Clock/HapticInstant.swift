@@ -31,7 +31,13 @@ public struct HapticInstant: Comparable, Hashable, Sendable, CustomStringConvert
     /// This instant moved by `seconds` (negative moves back). Saturates at 0 and at the last
     /// representable instant; NaN leaves it where it is.
     public func advanced(bySeconds seconds: Double) -> HapticInstant {
-        advanced(byNanoseconds: Monotonic.signedNanoseconds(seconds))
+        if seconds.isNaN { return self }
+        if seconds >= 0 {
+            let (sum, overflow) = nanoseconds.addingReportingOverflow(Monotonic.nanoseconds(seconds))
+            return HapticInstant(nanoseconds: overflow ? .max : sum)
+        }
+        let back = Monotonic.nanoseconds(-seconds)
+        return HapticInstant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
     }
 
     /// This instant moved by `nanoseconds` (negative moves back). Saturates at 0 and at the last

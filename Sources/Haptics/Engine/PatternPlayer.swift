@@ -70,7 +70,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
             guard parameter.relativeTime.isFinite, parameter.relativeTime <= HapticPattern.maximumTime else {
                 throw .invalidValue(
                     name: "\(parameter.id.rawValue) relativeTime", value: parameter.relativeTime,
-                    expected: "finite seconds up to \(JSONValue.format(HapticPattern.maximumTime))")
+                    expected: "...\(JSONValue.format(HapticPattern.maximumTime)) s")
             }
         }
         try engine.send(.parameters(parameters), to: id, at: time)

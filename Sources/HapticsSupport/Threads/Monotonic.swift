@@ -25,14 +25,4 @@ public enum Monotonic {
         guard nanoseconds > 0 else { return 0 }  // also NaN
         return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
     }
-
-    /// `seconds` as signed nanoseconds, rounded and saturating at `Int64.min` and `Int64.max`
-    /// (about ±292 years); NaN gives 0. Never traps.
-    public static func signedNanoseconds(_ seconds: Double) -> Int64 {
-        let nanoseconds = (seconds * 1e9).rounded()
-        if nanoseconds.isNaN { return 0 }
-        if nanoseconds >= 0x1p63 { return .max }
-        if nanoseconds <= -0x1p63 { return .min }
-        return Int64(nanoseconds)
-    }
 }
