@@ -1,3 +1,5 @@
+import HapticsSupport
+
 /// A knob's or slider's detents as data, after SmartKnob: the range, where the detents are, how
 /// strongly they click, how firmly the ends stop, and the snap point.
 ///
@@ -48,8 +50,9 @@ public struct DetentConfiguration: Sendable, Hashable {
             // Counted in Double first: a span that overflows or a tiny width must be an error, not a trap.
             let gaps = ((range.upperBound - range.lowerBound) / width + 1e-9).rounded(.down)
             guard gaps < Double(Self.maximumDetents) else {
-                throw .invalid(
-                    "range \(range.lowerBound)...\(range.upperBound) with detent width \(width) makes \(gaps + 1) detents; at most \(Self.maximumDetents)")
+                let span = "\(JSONValue.format(range.lowerBound))...\(JSONValue.format(range.upperBound))"
+                let count = gaps.isFinite ? JSONValue.format(gaps + 1) : "too many"
+                throw .invalid("range \(span) with detent width \(JSONValue.format(width)) makes \(count) detents; at most \(Self.maximumDetents)")
             }
             detents = (0...Int(gaps)).map { range.lowerBound + Double($0) * width }
         case .positions(let positions):
