@@ -27,8 +27,8 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1`. A newer version is refused
-///   with a message saying so, never half-read.
+/// - `format_version` (required): whole number; this build reads `1`. A newer version (any larger
+///   whole number, however large) is refused with a message saying so, never half-read.
 /// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
 ///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
 ///   default. `device_name`: the name when measured (informational).
