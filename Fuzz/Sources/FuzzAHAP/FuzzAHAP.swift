@@ -29,7 +29,7 @@ public func fuzzAHAP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     let duration = pattern.duration
-    require(duration >= 0 && duration <= HapticPattern.maximumTime, "pattern lasts \(duration) s")
+    require(duration >= 0 && duration <= HapticPattern.maximumTime + 1e-9, "pattern lasts \(duration) s")
 
     let text = pattern.ahapText()
     do {

@@ -11,13 +11,19 @@ import HapticsSupport
 /// Times are bounded: everything in a pattern happens within ``maximumTime`` (one hour) of its
 /// start. An event's `Time`, its end (`Time` + `EventDuration`), a parameter's `Time`, a curve's
 /// `Time` and each control point's time (the curve's `Time` plus the point's) must lie in
-/// 0…3600 s; a later one is rejected with a ``PatternError`` naming it, the value and the limit.
+/// 0…3600 s (to the nanosecond); a later one is rejected with a ``PatternError`` naming it, the
+/// value and the limit.
 /// Core Haptics documents no such limit but plays continuous events for at most 30 s; real
 /// patterns last seconds to about a minute. The bound keeps every time a pattern produces, scaled
 /// by any playback rate, far inside what the engine's nanosecond clock can hold.
 public struct HapticPattern: Sendable, Hashable {
     /// The latest time, in seconds from a pattern's start, at which anything in it may happen or end: 3600 s.
     public static let maximumTime = 3600.0
+
+    /// What the bound allows past ``maximumTime``: a nanosecond, so that rounding (a split curve's
+    /// start plus its points' times) never turns an accepted pattern into one its export cannot
+    /// be read back as.
+    static let timeTolerance = 1e-9
 
     /// The events, in the order given (not necessarily time order).
     public private(set) var events: [HapticEvent]
@@ -60,13 +66,13 @@ public struct HapticPattern: Sendable, Hashable {
     static func time(_ value: Double, _ location: PatternError.Location) throws(PatternError) -> Double {
         guard value.isFinite else { throw .notFinite(location, value) }
         guard value >= 0 else { throw .negative(location, value) }
-        guard value <= maximumTime else { throw .tooLate(location, value) }
+        guard value <= maximumTime + timeTolerance else { throw .tooLate(location, value) }
         return value
     }
 
     /// Checks that something starting at `start` and lasting `length` ends within ``maximumTime``.
     static func end(_ start: Double, plus length: Double, _ location: PatternError.Location) throws(PatternError) {
-        guard start + length <= maximumTime else { throw .endsTooLate(location, length, end: start + length) }
+        guard start + length <= maximumTime + timeTolerance else { throw .endsTooLate(location, length, end: start + length) }
     }
 
     static func finite(_ value: Double, _ location: PatternError.Location) throws(PatternError) -> Double {

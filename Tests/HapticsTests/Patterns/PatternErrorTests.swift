@@ -122,6 +122,17 @@ struct PatternErrorTests: AHAPModelBuilding {
         #expect(point == .endsTooLate(.controlPoint(0, 1, "Time"), 600.5, end: 3600.5))
     }
 
+    @Test("a long curve ending at 3600 s splits into curves that export and import unchanged")
+    func splitAtTheLimit() throws {
+        let start = 1212.5352985955662, sixteenth = 914.9958010723009, last = 2387.464701404434
+        #expect(start + last <= HapticPattern.maximumTime)
+        #expect((start + sixteenth) + (last - sixteenth) > HapticPattern.maximumTime, "splitting moves the end up by a rounding step")
+        let points = (0..<15).map { point(Double($0), 0.5) } + [point(sixteenth, 1), point(last, 0)]
+        let pattern = try HapticPattern(events: [], parameterCurves: [curve(.hapticIntensityControl, at: start, points)])
+        #expect(pattern.parameterCurves.count == 2)
+        #expect(try HapticPattern(ahap: pattern.ahapText()) == pattern)
+    }
+
     @Test("an empty curve, decreasing points and an AudioCustom event without a waveform")
     func structure() {
         let empty = error(curves: [curve(.hapticIntensityControl, at: 0, [])])
