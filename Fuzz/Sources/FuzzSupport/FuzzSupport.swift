@@ -38,6 +38,7 @@ public let silentLogger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogH
 /// An actuator that keeps nothing but checks every frame the engine sends it: one value per
 /// channel, each amplitude finite and in 0…1, each frequency finite and ≥ 0.
 public final class CheckingActuator: Actuator {
+    /// The device this actuator claims to be.
     public let description: DeviceDescription
     private let frames = Atomic<Int>(0)
 
@@ -49,11 +50,16 @@ public final class CheckingActuator: Actuator {
     /// Frames received so far.
     public var frameCount: Int { frames.load(ordering: .relaxed) }
 
+    /// Accepts the wake (there is no hardware to wake).
     public func wake() throws(DeviceError) {}
+    /// Accepts the sleep.
     public func sleep() throws(DeviceError) {}
+    /// Accepts the stop.
     public func stop() throws(DeviceError) {}
+    /// Accepts the close.
     public func close() {}
 
+    /// Checks `frame` (see the type's documentation) and counts it.
     public func submit(_ frame: DriveFrame) throws(DeviceError) {
         require(frame.channels.count == description.channels.count, "frame has \(frame.channels.count) channels for \(description.channels.count)")
         for drive in frame.channels {
@@ -87,8 +93,11 @@ public let fuzzDevices: [DeviceDescription] = [
 /// An engine on a manual clock over checking actuators: no threads, no plugins, no files, so a
 /// harness can drive the real engine path for every input.
 public struct FuzzEngine {
+    /// The engine's clock: it moves only when the harness advances it.
     public let clock: ManualClock
+    /// One per device, in the order of the devices.
     public let actuators: [CheckingActuator]
+    /// The engine.
     public let engine: HapticEngine
 
     /// An engine over `devices`, with `profiles` by device id and `policy`.
