@@ -31,6 +31,10 @@ let package = Package(
         .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
+        // The JSON layer and the board-file reader, for the fuzzing harnesses in Fuzz/ (a package of
+        // their own, so the sanitizer build never touches this one's).
+        .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
+        .library(name: "GPIOBoards", targets: ["GPIOBoards"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

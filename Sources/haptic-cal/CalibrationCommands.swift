@@ -57,8 +57,10 @@ struct SourceOptions: ParsableArguments {
 
     func validate(allowInteractive: Bool) throws {
         let choice = try choice(allowInteractive: allowInteractive)
-        if model != nil, choice != .simulated {
-            throw ValidationError("--model sets simulated physics; use it with --source simulated")
+        if let model {
+            guard choice == .simulated else { throw ValidationError("--model sets simulated physics; use it with --source simulated") }
+            // Keys and ranges now; channel names need the device.
+            do { try ModelParameters.check(settings: model) } catch { throw ValidationError("\(error)") }
         }
     }
 
