@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
         .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
+        .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
     ],
@@ -61,6 +62,16 @@ let package = Package(
         .target(
             name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem"],
             path: "Plugins/GPIO/Backend"),
+        // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
+        // ioctl shim, and the libudev backend.
+        .target(name: "EvdevEffects", path: "Plugins/Evdev/Effects"),
+        .target(name: "CEvdevShim", path: "Plugins/Evdev/Shim"),
+        .target(
+            name: "HapticsEvdevBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
+            path: "Plugins/Evdev/Backend"),
+        .systemLibrary(
+            name: "CUdev", path: "Plugins/CUdev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
@@ -87,7 +98,7 @@ let package = Package(
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]
