@@ -279,6 +279,13 @@ public final class UInputDevice: Sendable {
 
     // MARK: Acting
 
+    /// Sets the device-wide gain through a descriptor of its own on `node` (`EV_FF` / `FF_GAIN`,
+    /// 0…0xFFFF), as a user's settings tool does.
+    public static func setGain(node: String, _ gain: UInt16) throws {
+        let status = cvmrig_evdev_set_gain(node, gain)
+        guard status == 0 else { throw RigError.system(operation: "write FF_GAIN to", path: node, errno: -status) }
+    }
+
     /// Unplugs the device (`UI_DEV_DESTROY`), stops the reader and closes `/dev/uinput`. Idempotent.
     public func destroy() throws {
         try core.destroy()
