@@ -242,6 +242,16 @@ enum EvdevGuest {
         return Set(fds.compactMap { try? SysFS.readLink("/proc/\(pid)/fd/" + $0) })
     }
 
+    private static let runs = Atomic<Int>(0)
+
+    /// Runs `arguments` (posix_spawn: Foundation's `Process` hangs in the guest) and waits for it.
+    static func run(_ arguments: [String], timeout: Double = 60) throws -> (ending: ChildProcess.Ending, output: String) {
+        let number = runs.add(1, ordering: .relaxed).newValue
+        let child = try ChildProcess(arguments, outputPath: "/tmp/evdev-run-\(getpid())-\(number).log")
+        let ending = try child.wait(timeout: timeout)
+        return (ending, child.output)
+    }
+
     /// The path of haptic-cal in this build.
     static var hapticCal: String { TestSupport.buildDirectory + "/haptic-cal" }
 }
