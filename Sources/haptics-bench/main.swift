@@ -3,6 +3,7 @@
 //   haptics-bench core        plugin discovery/load, trigger latency (idle vs prepared), onset error,
 //                             AHAP parse throughput, idle engine CPU (this machine)
 //   haptics-bench hid-race    trigger-to-uhid latency vs bare hid_write vs SDL2 (inside the VM rig)
+//   haptics-bench evdev-race  trigger-to-EV_FF latency at a uinput pad vs a bare write vs SDL2 (inside the VM rig)
 //   haptics-bench load-child  one plugin discovery and load, timed, for `core` to spawn
 #if canImport(Glibc)
 import Glibc
@@ -13,9 +14,10 @@ do {
     switch arguments.first ?? "core" {
     case "core": try CoreBenchmarks.run(arguments: Array(arguments.dropFirst()))
     case "hid-race": try HIDRace.run(arguments: Array(arguments.dropFirst()))
+    case "evdev-race": try EvdevRace.run(arguments: Array(arguments.dropFirst()))
     case "load-child": try CoreBenchmarks.loadChild()
     default:
-        print("usage: haptics-bench [core | hid-race]")
+        print("usage: haptics-bench [core | hid-race | evdev-race]")
         exit(64)
     }
 } catch {
