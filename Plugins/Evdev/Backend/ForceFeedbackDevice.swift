@@ -16,9 +16,11 @@ import Glibc
 /// - `wake` opens the event node (`O_RDWR | O_CLOEXEC | O_NONBLOCK`), checks the node still belongs
 ///   to the device that was listed and offers the effect type chosen at listing (`EVIOCGBIT`), asks
 ///   the kernel to queue it no input events (`EVIOCSMASK`: the backend never reads them), and
-///   uploads the resting effect (every magnitude zero), which claims an effect slot. **Prepared**
-///   therefore means: descriptor open and effect uploaded; a trigger costs one `EVIOCSFF` update in
-///   place (when its magnitudes differ from the uploaded ones) and one `EV_FF` write.
+///   uploads the effect, which claims an effect slot: with the parameters it last played (an
+///   uploaded effect is silent until played), or every magnitude zero the first time. **Prepared**
+///   therefore means: descriptor open and effect uploaded; a trigger costs one `EV_FF` write, plus
+///   one `EVIOCSFF` update in place when its magnitudes differ from the uploaded ones (repeating the
+///   last feedback, the common case, needs none).
 /// - `sleep` stops the effect, erases it and closes the descriptor: an idle process holds no node, so
 ///   a USB pad may autosuspend and the slot is free for other programs.
 /// - `close` does the same and ends the worker.
@@ -48,7 +50,9 @@ import Glibc
 /// the node meanwhile: frames that need an upload there, and every frame while the worker is busy,
 /// are handed to the worker (newest state wins). The worker also plays a held effect again every
 /// ``EvdevEffects/ReplayPolicy/refreshMilliseconds`` (see ``EvdevEffects/ReplayPolicy``), and closes
-/// the node of a device that was lost.
+/// the node of a device that was lost. While the device is awake it looks every refresh interval
+/// whether a drive is held, so a trigger made on the host's thread never wakes it (its wake-up would
+/// compete with the driver for the CPU); asleep, it sleeps until the next wake.
 final class ForceFeedbackDevice: DeviceDriver {
     /// The device as discovered.
     let input: DiscoveredInput
@@ -83,6 +87,9 @@ final class ForceFeedbackDevice: DeviceDriver {
         var pendingFailure: BackendFailure?
         /// Effect slots the device has (`EVIOCGEFFECTS`), for messages.
         var slots: Int32 = 0
+        /// What the effect last played, kept across sleeps: the next wake uploads it (silent until
+        /// played), so repeating the last trigger needs only a play.
+        var lastPlayed: EffectParameters?
 
         /// Whether the kernel's state differs from what the host asked for.
         var needsWork: Bool {
@@ -167,15 +174,9 @@ final class ForceFeedbackDevice: DeviceDriver {
     }
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
-        var amplitudes: [Float] = []
-        var frequencies: [Float] = []
-        for index in 0..<frame.channelCount {
-            let drive = frame[index]
-            amplitudes.append(drive.amplitude)
-            frequencies.append(drive.frequency)
-        }
-        let wanted = renderer.parameters(amplitudes: amplitudes, frequencies: frequencies)
-        try shared.locked { (state) throws(BackendFailure) in
+        let wanted = renderer.parameters(
+            channelCount: frame.channelCount, amplitude: { frame[$0].amplitude }, frequency: { frame[$0].frequency })
+        let handedOver = try shared.locked { (state) throws(BackendFailure) -> Bool in
             if let lost = state.lost { throw lost }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
@@ -186,23 +187,28 @@ final class ForceFeedbackDevice: DeviceDriver {
             }
             state.desired = wanted
             let needsUpload = wanted != nil && wanted != state.uploaded
-            guard !state.busy, !(needsUpload && input.driverIsUserSpace) else { return }  // the worker does it
+            guard !state.busy, !(needsUpload && input.driverIsUserSpace) else { return true }  // the worker does it
             try reconcile(&state)
+            return false
         }
-        shared.broadcast()
+        // The worker checks an awake device's refresh by itself (see `workerLoop`): waking it here
+        // would only compete with the driver for the CPU on the trigger path.
+        if handedOver { shared.broadcast() }
     }
 
     func stop() throws(BackendFailure) {
-        try shared.locked { (state) throws(BackendFailure) in
+        let handedOver = try shared.locked { (state) throws(BackendFailure) -> Bool in
             if let lost = state.lost { throw lost }
             state.desired = nil
-            if state.fd >= 0, !state.busy { try reconcile(&state) }
+            let inline = state.fd >= 0 && !state.busy
+            if inline { try reconcile(&state) }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
                 throw failure
             }
+            return !inline
         }
-        shared.broadcast()
+        if handedOver { shared.broadcast() }
     }
 
     func close() {
@@ -262,7 +268,7 @@ final class ForceFeedbackDevice: DeviceDriver {
         state.slots = max(0, haptics_evdev_effect_slots(fd))
         // Best effort: kernels before 4.4 lack EVIOCSMASK, and then unread events are merely dropped.
         _ = haptics_evdev_mask_input(fd)
-        guard let resting = renderer.restingParameters else {
+        guard let resting = state.lastPlayed ?? renderer.restingParameters else {
             throw BackendFailure(code: EOPNOTSUPP, "\(input.id): \(input.strategy.summary)")
         }
         let id = try upload(fd: fd, id: -1, resting, playing: false, state: &state)
@@ -287,6 +293,7 @@ final class ForceFeedbackDevice: DeviceDriver {
                 try play(fd: state.fd, id: state.effectID, count: 1, state: &state)
                 state.playing = true
                 state.lastPlay = Monotonic.now()
+                state.lastPlayed = desired
             } else if state.playing {
                 try play(fd: state.fd, id: state.effectID, count: 0, state: &state)
                 state.playing = false
@@ -431,15 +438,18 @@ final class ForceFeedbackDevice: DeviceDriver {
                     return .done(
                         .reconcile(fd: state.fd, id: state.effectID, uploaded: state.uploaded, desired: state.desired, playing: state.playing))
                 }
+                // While the device is awake the worker looks every refresh interval whether a drive is
+                // held, so the host's calls never need to wake it for a play they made themselves.
+                let now = Monotonic.now()
                 if state.playing, state.desired != nil {
                     let due = state.lastPlay + refresh
-                    if Monotonic.now() >= due {
+                    if now >= due {
                         state.busy = true
                         return .done(.refresh(fd: state.fd, id: state.effectID))
                     }
                     return .sleepUntil(due)
                 }
-                return .sleep
+                return .sleepUntil(now + refresh)
             }
             switch step {
             case .exit:
@@ -492,7 +502,10 @@ final class ForceFeedbackDevice: DeviceDriver {
                     state.effectID = id
                     state.uploaded = uploaded
                     state.playing = playing
-                    if playing { state.lastPlay = now }
+                    if playing {
+                        state.lastPlay = now
+                        state.lastPlayed = uploaded
+                    }
                     if let (code, what) = error {
                         worker(failed: code, what, state: &state, input: input)
                         // Leave it stopped: the host hears of the failure with its next call.

@@ -61,10 +61,18 @@ public struct EffectRenderer: Sendable, Hashable {
     /// outside are clamped, NaN is 0) and `frequencies` (Hz, 0 for the default), or nil when the frame
     /// is silent (the effect is stopped, not played at zero).
     public func parameters(amplitudes: [Float], frequencies: [Float]) -> EffectParameters? {
+        parameters(
+            channelCount: amplitudes.count, amplitude: { amplitudes[$0] },
+            frequency: { $0 < frequencies.count ? frequencies[$0] : 0 })
+    }
+
+    /// The same for a frame read channel by channel (no arrays on the trigger path).
+    public func parameters(channelCount: Int, amplitude raw: (Int) -> Float, frequency: (Int) -> Float) -> EffectParameters? {
         guard let type = strategy.effectType else { return nil }
         func amplitude(_ index: Int) -> Float {
-            guard index < amplitudes.count, !amplitudes[index].isNaN else { return 0 }
-            return min(max(amplitudes[index], 0), 1)
+            guard index < channelCount else { return 0 }
+            let value = raw(index)
+            return value.isNaN ? 0 : min(max(value, 0), 1)
         }
         var parameters = EffectParameters(type: type)
         switch strategy {
@@ -75,8 +83,7 @@ public struct EffectRenderer: Sendable, Hashable {
             parameters.strong = rumbleMagnitude(amplitude(0))
         case .periodic:
             parameters.magnitude = Int16((amplitude(0) * 0x7FFF).rounded())
-            let frequency = frequencies.first ?? 0
-            parameters.periodMilliseconds = Self.period(forFrequency: frequency)
+            parameters.periodMilliseconds = Self.period(forFrequency: channelCount > 0 ? frequency(0) : 0)
         case .constant:
             parameters.level = Int16((amplitude(0) * 0x7FFF).rounded())
         case .unusable:
