@@ -98,11 +98,13 @@ enum EvdevRace {
             return arrival.map { $0 - start }
         }
 
+        let submitDurations = Mutex<[Double]>([])
         func direct() throws -> UInt64? {
             hold.prepare()
             try device.beginActivity()
             let start = pad.arm(.on)
             try device.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 1), ChannelDrive(amplitude: 0)]))
+            submitDurations.withLock { $0.append(Double(Monotonic.now() - start) / 1e3) }
             let arrival = pad.wait(timeout: 1)
             _ = pad.arm(.off, after: start)
             try device.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 0), ChannelDrive(amplitude: 0)]))
@@ -113,9 +115,11 @@ enum EvdevRace {
 
         let bareClient = try BareEvdev(node: node)
         defer { bareClient.close() }
+        let writeDurations = Mutex<[Double]>([])
         func bare() throws -> UInt64? {
             let start = pad.arm(.on)
             try bareClient.play(1)
+            writeDurations.withLock { $0.append(Double(Monotonic.now() - start) / 1e3) }
             let arrival = pad.wait(timeout: 1)
             _ = pad.arm(.off, after: start)
             try bareClient.play(0)
@@ -163,6 +167,9 @@ enum EvdevRace {
         }
         let took = Double(Monotonic.now() - began) / 1e9
         printTable(clients.map(\.name), samples, missed, rounds: rounds, seconds: took)
+        let calls = Stats(submitDurations.withLock { $0 })
+        let writes = Stats(writeDurations.withLock { $0 })
+        print("the HapticDevice.submit call itself returns after p50 \(us(calls.p50)), p99 \(us(calls.p99)); the bare write() after p50 \(us(writes.p50)), p99 \(us(writes.p99))")
         let uploads = pad.uploadCount
         print("uploads answered by the pad's driver during the run: \(uploads) (swift-haptics updates only when the magnitudes change; SDL uploads on every call)")
         sdl?.close()

@@ -224,6 +224,18 @@ public final class UInputDevice: Sendable {
     /// The effects clients hold now, by id (uploaded and not erased), as the device's driver knows them.
     public var effects: [Int: Effect] { core.state.withLock { $0.effects } }
 
+    /// The effects playing at `time` (monotonic nanoseconds, not before the last event read) by
+    /// ff-memless's rules (see ``isPlaying(id:at:)``), kept up to date as events arrive: cheap enough
+    /// for a thread that polls it every millisecond.
+    public func activeEffects(at time: UInt64) -> [Effect] {
+        core.state.withLock { state in
+            state.started.compactMap { id, since in
+                guard let effect = state.effects[id] else { return nil }
+                return effect.replayLength == 0 || time < since + UInt64(effect.replayLength) * 1_000_000 ? effect : nil
+            }
+        }
+    }
+
     /// Waits until `condition` holds for the records (checked every 2 ms) and returns them.
     @discardableResult
     public func waitForRecords(
@@ -296,6 +308,8 @@ public final class UInputDevice: Sendable {
     struct State: Sendable {
         var records: [Record] = []
         var effects: [Int: Effect] = [:]
+        /// Effects played and not stopped or erased since, with when they were last (re)started.
+        var started: [Int: UInt64] = [:]
         var answer: UploadAnswer?
         var readerRunning = false
         var destroyed = false
@@ -375,7 +389,11 @@ public final class UInputDevice: Sendable {
                 // Record before answering: the client's ioctl returns (and may act on it) as soon as it is answered.
                 state.withLock { s in
                     s.records.append(Record(event: .upload(effect: effect, old: old, answer: answer), time: time))
-                    if answer == 0 { s.effects[Int(effect.id)] = effect }
+                    if answer == 0 {
+                        s.effects[Int(effect.id)] = effect
+                        // ff-memless restarts an effect updated while it plays.
+                        if s.started[Int(effect.id)] != nil { s.started[Int(effect.id)] = time }
+                    }
                 }
                 _ = cvmrig_uinput_end_upload(fd, request, answer)
             case (0x0101, 2):  // EV_UINPUT, UI_FF_ERASE
@@ -385,12 +403,16 @@ public final class UInputDevice: Sendable {
                 state.withLock { s in
                     s.records.append(Record(event: .erase(id: Int(id)), time: time))
                     s.effects[Int(id)] = nil
+                    s.started[Int(id)] = nil
                 }
                 _ = cvmrig_uinput_end_erase(fd, request, 0)
             case (0x15, 0x60):  // EV_FF, FF_GAIN
                 state.withLock { $0.records.append(Record(event: .gain(Int(event.value)), time: time)) }
             case (0x15, let code) where code < 0x50:  // EV_FF play or stop of an effect id
-                state.withLock { $0.records.append(Record(event: .play(id: Int(code), count: Int(event.value)), time: time)) }
+                state.withLock { s in
+                    s.records.append(Record(event: .play(id: Int(code), count: Int(event.value)), time: time))
+                    s.started[Int(code)] = event.value > 0 ? time : nil
+                }
             default:
                 break
             }

@@ -7,7 +7,10 @@ import VMRig
 extension GuestKernelTests {
     /// Guest side: the evdev backend's devices coming and going, a killed player, and a node the user
     /// may not open; on uinput devices, so both boots run them.
-    @Suite struct EvdevLifecycle {
+    /// uinput needs no HID driver: this runs in the `hid.ignore_special_drivers=1` boot only, so the
+    /// two boots share the work.
+    @Suite(.enabled(if: VMRig.ignoresSpecialHIDDrivers, "runs in the ignore_special_drivers boot only"))
+    struct EvdevLifecycle {
         @Test("SIGKILL of the playing process: the device sees its effect stopped and erased (effects belong to the descriptor)")
         func killedPlayer() throws {
             let (pad, _) = try EvdevGuest.plug(.gamepad(name: "swift-haptics uinput sigkill"))

@@ -9,7 +9,10 @@ extension GuestKernelTests {
     /// test: what it lists, and the exact force-feedback traffic a pattern produces (uploads with
     /// their type, magnitudes, period and length; updates in place; plays and stops), the refresh of a
     /// held drive, a dropped effect created again, a driver slow to answer, and gain left alone.
-    @Suite struct EvdevUInput {
+    /// uinput needs no HID driver: this runs in the `hid.ignore_special_drivers=1` boot only, so the
+    /// two boots share the work.
+    @Suite(.enabled(if: VMRig.ignoresSpecialHIDDrivers, "runs in the ignore_special_drivers boot only"))
+    struct EvdevUInput {
         /// A tap, then a continuous event whose intensity and sharpness change: several distinct frames.
         static func pattern() throws -> HapticPattern {
             try HapticPattern(events: [
