@@ -115,13 +115,30 @@ enum Discovery {
         var pending: Bool
         /// Scans are numbered in the order they start, process-wide (see the `hid` backend).
         var generation: UInt64
+        /// ``UdevMonitor/eventCount`` when the scan started.
+        var eventsBefore: UInt64
     }
 
     private static let generations = Atomic<UInt64>(0)
 
+    /// The newest scan made in this process (by any backend instance or the monitor).
+    static let latest = Mutex<Scan?>(nil)
+
+    /// The newest scan, if it still holds: no input or HID uevent arrived since it started (the
+    /// monitor watches, see ``UdevMonitor/eventCount``). A device pending then is still pending: the
+    /// end of its driver's probe is the HID device's "bind" uevent, which counts.
+    static func current() -> Scan? {
+        let monitor = UdevMonitor.shared
+        guard monitor.isWatching.load(ordering: .acquiring), let scan = latest.withLock({ $0 }),
+            scan.eventsBefore == monitor.eventCount.load(ordering: .acquiring)
+        else { return nil }
+        return scan
+    }
+
     /// Scans every `input` device named `event*` whose input device has force feedback.
     static func scan() throws(BackendFailure) -> Scan {
         let generation = generations.add(1, ordering: .relaxed).newValue
+        let eventsBefore = UdevMonitor.shared.eventCount.load(ordering: .acquiring)
         guard let udev = udev_new() else {
             throw BackendFailure(code: ENOMEM, "evdev: udev_new failed (out of memory)")
         }
@@ -156,7 +173,11 @@ enum Discovery {
         for index in inputs.indices where !seen.insert(inputs[index].id).inserted {
             inputs[index].id += "#" + inputs[index].facts.eventName
         }
-        return Scan(inputs: inputs, pending: pending, generation: generation)
+        let scan = Scan(inputs: inputs, pending: pending, generation: generation, eventsBefore: eventsBefore)
+        latest.withLock { latest in
+            if (latest?.generation ?? 0) < generation { latest = scan }
+        }
+        return scan
     }
 
     private enum Reading {

@@ -73,10 +73,20 @@ final class EvdevBackend: BackendDriver {
         self.services = services
     }
 
+    /// The devices. A scan reads a few dozen sysfs files per input device, and hosts list often
+    /// (every `openDevice` resolves its query against a fresh listing), so the process's newest scan
+    /// is reused while it holds (``Discovery/current()``: no input or HID uevent since it started).
+    /// Permission and the wake latency are evaluated anew each time.
     func devices() throws(BackendFailure) -> [DeviceSpec] {
-        let found = try rescan().inputs
         try startMonitor()
-        return found.map { $0.spec(wakeLatencyNanoseconds: WakeLatencies.shared.latency(for: $0)) }
+        let scan: Discovery.Scan
+        if let current = Discovery.current() {
+            apply(current)
+            scan = current
+        } else {
+            scan = try rescan()
+        }
+        return scan.inputs.map { $0.spec(wakeLatencyNanoseconds: WakeLatencies.shared.latency(for: $0)) }
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {

@@ -18,12 +18,15 @@ import Glibc
 /// can be made (no netlink socket in a sandbox), it rescans once a second instead.
 ///
 /// After an event it waits 20 ms for the burst to settle (an input device and its event node come
-/// together), then scans (``Discovery/scan()``) and calls the subscribers. While a HID driver is
-/// still probing a device (``Discovery/Scan/pending``) it scans every 50 ms, for at most 20 s. While
+/// together), then scans (``Discovery/scan()``) and calls the subscribers. A HID driver still probing
+/// a device (``Discovery/Scan/pending``) announces the end of its probe with the HID device's "bind"
+/// uevent, which the monitor also receives (the `hid` subsystem is in its filter), so it never polls
+/// for it; it rescans once a second meanwhile, for at most 20 s, in case that event is lost. While
 /// nothing happens the thread sleeps in `poll` with no time-out: no wake-ups.
 ///
 /// One monitor serves the whole process: one thread, one netlink socket (close-on-exec, like every
-/// descriptor the backend opens).
+/// descriptor the backend opens). It also counts the uevents it receives, so a backend can tell that
+/// nothing changed since its last scan and answer a listing without scanning again.
 final class UdevMonitor: Sendable {
     /// The process's monitor; its thread starts with the first subscription and lives as long as the
     /// process (the plugin is never unloaded).
@@ -50,10 +53,18 @@ final class UdevMonitor: Sendable {
 
     private let state = Mutex(State())
 
+    /// How many input uevents the monitor has received, process-wide: a listing made when this
+    /// count was N still holds while it is N (see ``EvdevBackend/devices()``).
+    let eventCount = Atomic<UInt64>(0)
+    /// Whether the monitor receives uevents (its netlink socket works); until then and without it,
+    /// nothing can be cached.
+    let isWatching = Atomic<Bool>(false)
+
     /// The delay between an event and the rescan, in milliseconds.
     static let settleMilliseconds: Int32 = 20
-    /// The interval between rescans while a device is pending, in milliseconds.
-    static let pendingMilliseconds: Int32 = 50
+    /// The interval between rescans while a device is pending, in milliseconds: a safety net only,
+    /// the HID device's "bind" uevent normally ends the wait first.
+    static let pendingMilliseconds: Int32 = 1000
     /// How long a pending device is waited for, in nanoseconds.
     static let pendingLimit: UInt64 = 20_000_000_000
 
@@ -108,7 +119,11 @@ final class UdevMonitor: Sendable {
         let udev = udev_new()
         var monitor: OpaquePointer?
         if let udev, let made = udev_monitor_new_from_netlink(udev, Self.eventSource) {
-            if udev_monitor_filter_add_match_subsystem_devtype(made, "input", nil) >= 0, udev_monitor_enable_receiving(made) >= 0 {
+            // `hid` too: a HID driver's probe ends with the HID device's "bind" uevent, which is when a
+            // pending device's id is final.
+            if udev_monitor_filter_add_match_subsystem_devtype(made, "input", nil) >= 0,
+                udev_monitor_filter_add_match_subsystem_devtype(made, "hid", nil) >= 0, udev_monitor_enable_receiving(made) >= 0
+            {
                 monitor = made
             } else {
                 udev_monitor_unref(made)
@@ -121,6 +136,7 @@ final class UdevMonitor: Sendable {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
         let watching = fd >= 0
+        isWatching.store(watching, ordering: .releasing)
         var dirty = false
         var pendingSince: UInt64?
         while true {
@@ -138,6 +154,7 @@ final class UdevMonitor: Sendable {
                 // Drain every queued event; any of them (an event node, its input device) is a reason to rescan.
                 while let device = udev_monitor_receive_device(monitor) {
                     udev_device_unref(device)
+                    eventCount.add(1, ordering: .releasing)
                     dirty = true
                 }
                 continue

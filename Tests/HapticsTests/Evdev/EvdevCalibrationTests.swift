@@ -5,13 +5,13 @@ import Synchronization
 import Testing
 import VMRig
 
-extension GuestKernelTests {
+extension GuestKernelTests.Evdev {
     /// Guest side: calibration and verification of devices the evdev backend drives, with the
     /// calibration module as it is (it opens any device the engine opens). The "physics" is the test's:
     /// what the device's uinput driver is playing, turned into what a person feels (interactive) or
     /// what an accelerometer on it reads (an IIO tree kept up to date by a thread). uinput needs no
-    /// HID driver, so this runs in the real-drivers boot only and the two boots share the work.
-    @Suite(.enabled(if: !VMRig.ignoresSpecialHIDDrivers, "runs in the real-drivers boot only"))
+    /// HID driver: this runs in the `hid.ignore_special_drivers=1` boot only (see ``GuestKernelTests/Evdev``).
+    @Suite(.enabled(if: VMRig.ignoresSpecialHIDDrivers, "runs in the ignore_special_drivers boot only"))
     struct EvdevCalibration {
         /// A square-law motor: felt or measured output `peak × ((d − dead zone) / (1 − dead zone))²` g.
         struct Motor {
@@ -37,9 +37,9 @@ extension GuestKernelTests {
 
             func say(_ line: String) { lines.append(line) }
 
-            func felt() -> [Double] {
+            /// The vibrations since the last answer (strength of each run), and whether the last one ended.
+            func felt() -> (runs: [Double], ended: Bool) {
                 let records = pad.records
-                defer { seen = records.count }
                 var effects: [Int: UInputDevice.Effect] = [:]
                 for record in records.prefix(seen) {
                     if case .upload(let effect, _, 0) = record.event { effects[Int(effect.id)] = effect }
@@ -68,12 +68,27 @@ extension GuestKernelTests {
                     }
                 }
                 if let current { runs.append(current) }
-                return runs
+                return (runs, current == nil)
+            }
+
+            /// What was felt before `prompt`: the playback hands uploads to the device's worker, so the
+            /// last vibration may reach the driver a little after the prompt; wait (up to 3 s) until
+            /// the runs the prompt is about have ended.
+            func feel(for prompt: String) -> [Double] {
+                let wanted = prompt.contains("[y/n]") ? 1 : 2
+                let deadline = HIDGuest.now() + 3_000_000_000
+                var result = felt()
+                while (result.runs.count < wanted || !result.ended) && HIDGuest.now() < deadline {
+                    HIDGuest.pause(0.005)
+                    result = felt()
+                }
+                seen = pad.records.count
+                return result.runs
             }
 
             func ask(_ prompt: String) -> String? {
                 lines.append(prompt)
-                let runs = felt()
+                let runs = feel(for: prompt)
                 let answer: String
                 if prompt.contains("[y/n]") {
                     answer = (runs.last ?? 0) > 0.02 ? "y" : "n"
@@ -91,28 +106,30 @@ extension GuestKernelTests {
 
         @Test("interactive calibration of a rumble pad through evdev: each motor's threshold, then the weak motor balanced against the strong one")
         func interactive() async throws {
-            let (pad, _) = try EvdevGuest.plug(.gamepad(name: "swift-haptics uinput calibrated by feel"))
-            defer { try? pad.destroy() }
-            let system = EvdevGuest.system()
-            let id = EvdevGuest.expectedID(pad)
-            _ = try EvdevGuest.description(system, id: id)
-            let result = try await HIDGuest.onThread { () -> (CalibrationResult, Respondent) in
-                let device = try system.openDevice(id)
-                defer { device.close() }
-                let respondent = Respondent(pad: pad)
-                let source = InteractiveSource(
-                    playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), dialog: respondent, settings: .quick)
-                return (try Calibrator().calibrate(source), respondent)
+            try await HIDGuest.onThread {
+                let (pad, _) = try EvdevGuest.plug(.gamepad(name: "swift-haptics uinput calibrated by feel"))
+                defer { try? pad.destroy() }
+                let system = EvdevGuest.system()
+                let id = EvdevGuest.expectedID(pad)
+                _ = try EvdevGuest.description(system, id: id)
+                let result = try { () throws -> (CalibrationResult, Respondent) in
+                    let device = try system.openDevice(id)
+                    defer { device.close() }
+                    let respondent = Respondent(pad: pad)
+                    let source = InteractiveSource(
+                        playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), dialog: respondent, settings: .quick)
+                    return (try Calibrator().calibrate(source), respondent)
+                }()
+                let (calibration, respondent) = result
+                let channels = calibration.profile.channels
+                #expect(respondent.answers.count > 40 && !respondent.answers.contains("q"), "every question was about vibrations the respondent felt: \(respondent.answers)")
+                let strongThreshold = 0.12 + 0.88 * (0.02 / 3.0).squareRoot(), weakThreshold = 0.10 + 0.90 * (0.02 / 1.5).squareRoot()
+                #expect(abs(channels[0].deadZone - strongThreshold) <= 0.02, "strong threshold \(channels[0].deadZone), expected \(strongThreshold)")
+                #expect(abs(channels[1].deadZone - weakThreshold) <= 0.02, "weak threshold \(channels[1].deadZone), expected \(weakThreshold)")
+                #expect(abs(channels[1].fullScaleOutput / channels[0].fullScaleOutput - 0.5) <= 0.05, "\(channels.map(\.fullScaleOutput))")
+                #expect(calibration.profile.source == .interactive && calibration.profile.deviceID == id)
+                print("evdev: interactive calibration of \(id): \(respondent.answers.count) answers, thresholds \(channels.map(\.deadZone)), full scale \(channels.map(\.fullScaleOutput))")
             }
-            let (calibration, respondent) = result
-            let channels = calibration.profile.channels
-            #expect(respondent.answers.count > 40 && !respondent.answers.contains("q"), "every question was about vibrations the respondent felt: \(respondent.answers)")
-            let strongThreshold = 0.12 + 0.88 * (0.02 / 3.0).squareRoot(), weakThreshold = 0.10 + 0.90 * (0.02 / 1.5).squareRoot()
-            #expect(abs(channels[0].deadZone - strongThreshold) <= 0.02, "strong threshold \(channels[0].deadZone), expected \(strongThreshold)")
-            #expect(abs(channels[1].deadZone - weakThreshold) <= 0.02, "weak threshold \(channels[1].deadZone), expected \(weakThreshold)")
-            #expect(abs(channels[1].fullScaleOutput / channels[0].fullScaleOutput - 0.5) <= 0.05, "\(channels.map(\.fullScaleOutput))")
-            #expect(calibration.profile.source == .interactive && calibration.profile.deviceID == id)
-            print("evdev: interactive calibration of \(id): \(respondent.answers.count) answers, thresholds \(channels.map(\.deadZone)), full scale \(channels.map(\.fullScaleOutput))")
         }
 
         /// An LRA on a periodic-capable vibrator: `peak × (d − dead zone)/(1 − dead zone)` g at
@@ -132,8 +149,8 @@ extension GuestKernelTests {
 
         /// An ADXL345-like IIO tree (x vibrates, y holds gravity, z is 0) from what the vibrator's driver
         /// plays. `in_accel_x_raw` is a FIFO that holds one fresh sample at a time: a thread of its own
-        /// keeps it open, and every millisecond throws away the sample nobody read and writes the
-        /// acceleration of that moment, so each read gets a sample about a millisecond old at most and waits
+        /// keeps it open, and every 2 ms throws away the sample nobody read and writes the
+        /// acceleration of that moment, so each read gets a sample at most about 2 ms old and waits
         /// for one when the last was taken, as a real sensor's output data rate paces its reads (a plain
         /// file would answer in microseconds, and the source, which reads as fast as the sensor answers,
         /// would take a whole emulated CPU from the threads that play).
@@ -177,7 +194,7 @@ extension GuestKernelTests {
                         var text = Array("\(Int((acceleration * 9.80665 / scale).rounded()))".utf8)
                         text += [UInt8](repeating: 0x20, count: 63 - text.count) + [0x0A]
                         _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                        usleep(1000)
+                        usleep(2000)
                     }
                 }
                 thread.start()
@@ -188,47 +205,49 @@ extension GuestKernelTests {
 
         @Test("accelerometer calibration and verification of a periodic vibrator through evdev: its resonance through whole-millisecond periods, dead zone and strength; verified tones as asked")
         func accelerometer() async throws {
-            let (pad, _) = try EvdevGuest.plug(.vibrator(name: "swift-haptics uinput LRA on an accelerometer", ffBits: [EvdevGuest.periodic, EvdevGuest.sine, EvdevGuest.gain]))
-            defer { try? pad.destroy() }
-            let system = EvdevGuest.system()
-            let id = EvdevGuest.expectedID(pad)
-            _ = try EvdevGuest.description(system, id: id)
-            let lra = LRA()
-            let sensor = try Accelerometer(pad: pad, lra: lra)
-            defer { sensor.stop() }
-            let plan = CalibrationPlan(
-                toneDuration: 0.25, steadyWindow: 0.12, gap: 0.08, tapCapture: 0.15, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
-                driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
-                kickGains: [2], kickFractions: [1])
-            let (profile, report) = try await HIDGuest.onThread { () -> (CalibrationProfile, VerificationReport) in
-                let device = try system.openDevice(id)
-                defer { device.close() }
-                let source = AccelerometerSource(
-                    playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger),
-                    sensor: try IIOAccelerometer.find(root: sensor.directory + "/..", request: nil))
-                source.gap = 0.08
-                // One sample per millisecond at best, fewer when the emulated CPU is busy: a capture
-                // of 0.12 s may get only a few dozen (a real sensor's 100 Hz mode gives 12).
-                source.minimumSamples = 8
-                let result = try Calibrator(plan: plan).calibrate(source)
-                return (result.profile, try Verifier.verify(result.profile, source: source, plan: plan))
+            try await HIDGuest.onThread {
+                let (pad, _) = try EvdevGuest.plug(.vibrator(name: "swift-haptics uinput LRA on an accelerometer", ffBits: [EvdevGuest.periodic, EvdevGuest.sine, EvdevGuest.gain]))
+                defer { try? pad.destroy() }
+                let system = EvdevGuest.system()
+                let id = EvdevGuest.expectedID(pad)
+                _ = try EvdevGuest.description(system, id: id)
+                let lra = LRA()
+                let sensor = try Accelerometer(pad: pad, lra: lra)
+                defer { sensor.stop() }
+                let plan = CalibrationPlan(
+                    toneDuration: 0.25, steadyWindow: 0.12, gap: 0.08, tapCapture: 0.15, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
+                    driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
+                    kickGains: [2], kickFractions: [1])
+                let (profile, report) = try { () throws -> (CalibrationProfile, VerificationReport) in
+                    let device = try system.openDevice(id)
+                    defer { device.close() }
+                    let source = AccelerometerSource(
+                        playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger),
+                        sensor: try IIOAccelerometer.find(root: sensor.directory + "/..", request: nil))
+                    source.gap = 0.08
+                    // One sample per 2 ms at best, fewer when the emulated CPU is busy: a capture of 0.12 s
+                    // may get only a few dozen (a real sensor's 100 Hz mode gives 12).
+                    source.minimumSamples = 8
+                    let result = try Calibrator(plan: plan).calibrate(source)
+                    return (result.profile, try Verifier.verify(result.profile, source: source, plan: plan))
+                }()
+                // What calibration through evdev must get right: the frequency sweep reaches the device as
+                // whole-millisecond periods and finds the resonance among them, the dead zone, the strength.
+                let channel = profile.channels[0]
+                let f0 = try #require(channel.resonantFrequency)
+                #expect(abs(f0 - lra.resonance) <= 20, "fitted f0 \(f0) Hz, truth \(lra.resonance) Hz")
+                #expect(abs(channel.deadZone - lra.deadZone) <= 0.05, "fitted dead zone \(channel.deadZone), truth \(lra.deadZone)")
+                #expect(abs(channel.fullScaleOutput - lra.peak) / lra.peak <= 0.25, "fitted full scale \(channel.fullScaleOutput) g, truth \(lra.peak) g")
+                #expect(profile.source == .accelerometer && profile.sharpness == .frequency)
+                // Verification played its references through the profile: tones rise in line with what was asked.
+                #expect(report.tones.count >= 5 && report.tones.allSatisfy { $0.measured > 0 }, "\(report.tones)")
+                #expect(report.toneLinearity.slope > 0 && report.toneLinearity.rSquared > 0.9, "tone linearity \(report.toneLinearity)")
+                let toneError = report.tones.map { abs($0.relativeError) }.reduce(0, +) / Double(max(report.tones.count, 1))
+                #expect(toneError < 0.2, "verification: the tones are off by \(toneError) on average: \(report.tones)")
+                let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
+                #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
+                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references")
             }
-            // What calibration through evdev must get right: the frequency sweep reaches the device as
-            // whole-millisecond periods and finds the resonance among them, the dead zone, the strength.
-            let channel = profile.channels[0]
-            let f0 = try #require(channel.resonantFrequency)
-            #expect(abs(f0 - lra.resonance) <= 20, "fitted f0 \(f0) Hz, truth \(lra.resonance) Hz")
-            #expect(abs(channel.deadZone - lra.deadZone) <= 0.05, "fitted dead zone \(channel.deadZone), truth \(lra.deadZone)")
-            #expect(abs(channel.fullScaleOutput - lra.peak) / lra.peak <= 0.25, "fitted full scale \(channel.fullScaleOutput) g, truth \(lra.peak) g")
-            #expect(profile.source == .accelerometer && profile.sharpness == .frequency)
-            // Verification played its references through the profile: tones rise in line with what was asked.
-            #expect(report.tones.count >= 5 && report.tones.allSatisfy { $0.measured > 0 }, "\(report.tones)")
-            #expect(report.toneLinearity.slope > 0 && report.toneLinearity.rSquared > 0.9, "tone linearity \(report.toneLinearity)")
-            let toneError = report.tones.map { abs($0.relativeError) }.reduce(0, +) / Double(max(report.tones.count, 1))
-            #expect(toneError < 0.2, "verification: the tones are off by \(toneError) on average: \(report.tones)")
-            let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
-            #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
-            print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references")
         }
     }
 }

@@ -4,6 +4,18 @@ import Synchronization
 import Testing
 import VMRig
 
+extension GuestKernelTests {
+    /// The parent of the evdev backend's guest-side suites, serialized: one evdev test at a time.
+    ///
+    /// The guest has one emulated CPU, shared by every suite running in parallel; the evdev tests
+    /// start `haptic-cal` processes, create controllers whose drivers probe, and play in real time,
+    /// so running them side by side would starve each other and the HID and GPIO suites' timing
+    /// checks. Each nested suite also runs in one boot only, so the two boots share the work:
+    /// the real drivers' tests (``EvdevKernelDrivers``) and ``EvdevLifecycle`` in the real-drivers
+    /// boot, ``EvdevUInput`` and ``EvdevCalibration`` (uinput needs no HID driver) in the other.
+    @Suite(.serialized) enum Evdev {}
+}
+
 /// Shared guest-side set-up for the evdev suites.
 enum EvdevGuest {
     /// FF codes (linux/input.h), written out here so the tests do not take them from the code under test.
@@ -50,7 +62,29 @@ enum EvdevGuest {
             if Date() > deadline {
                 throw RigError.timeout(what: "the evdev backend to list \(id); it lists \(devices.map(\.id))", seconds: timeout)
             }
-            HIDGuest.pause(0.02)
+            HIDGuest.pause(0.05)
+        }
+    }
+
+    /// Creates `controller` and waits until its driver has bound and its hidraw node exists, on the
+    /// calling thread (a test's own: see ``HIDGuest/onThread(_:)``).
+    static func plugPad(_ controller: VirtualController) throws -> UHIDDevice {
+        try HIDGuest.loadModules(for: controller)
+        let pad = try UHIDDevice(controller: controller)
+        _ = try pad.waitForDriver(timeout: .seconds(30))
+        _ = try pad.hidrawPath()
+        return pad
+    }
+
+    /// The host's merged listing of `id` (see ``HapticSystem/devices()``), waiting up to `timeout`
+    /// for it, on the calling thread.
+    static func merged(_ system: HapticSystem, id: String, timeout: Double = 10) throws -> DeviceDescription {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let devices = system.devices()
+            if let found = devices.first(where: { $0.id == id }) { return found }
+            if Date() > deadline { throw RigError.timeout(what: "the system to list \(id); it lists \(devices.map(\.id))", seconds: timeout) }
+            HIDGuest.pause(0.05)
         }
     }
 
