@@ -203,11 +203,17 @@ extension GuestKernelTests.Evdev {
                 defer { try? pad.destroy() }
                 let hidID = try HIDGuest.expectedID(pad, controller)
                 let hidraw = try pad.hidrawPath()
+                // And a pad only evdev reaches: a user-space driver's, through uinput.
+                let (virtualPad, _) = try EvdevGuest.plug(.gamepad(name: "swift-haptics uinput pad"))
+                defer { try? virtualPad.destroy() }
+                let virtualID = EvdevGuest.expectedID(virtualPad)
                 _ = try EvdevGuest.merged(EvdevGuest.system(), id: hidID)
+                _ = try EvdevGuest.merged(EvdevGuest.system(), id: virtualID)
 
                 let list = try EvdevGuest.run([EvdevGuest.hapticCal, "list"])
                 let lines = list.output.split(separator: "\n").map(String.init)
                 #expect(lines.filter { $0.hasPrefix("  \(hidID) ") }.count == 1, "the pad's line:\n\(list.output)")
+                #expect(lines.filter { $0.hasPrefix("  \(virtualID) ") }.count == 1, "the uinput pad's line:\n\(list.output)")
                 #expect(lines.contains { $0.contains("served by hid; also reachable as \(id)") }, "\(list.output)")
                 #expect(!lines.contains { $0.hasPrefix("  \(id)") }, "the evdev listing has no line of its own:\n\(list.output)")
                 let hidInfo = try EvdevGuest.run([EvdevGuest.hapticCal, "info", hidID])
@@ -223,7 +229,7 @@ extension GuestKernelTests.Evdev {
                 #expect(userLines.contains { $0.contains("served by evdev; also reachable as \(hidID)") }, "\(asUser.output)")
                 let play = try UnprivilegedProcess.run(EvdevGuest.hapticCal, ["play", id, "--duration", "0.05"])
                 #expect(play.status == 0, "nobody plays the pad through evdev: \(play.output)")
-                print("evdev: haptic-cal list (root):\n\(lines.filter { $0.contains(hidID) || $0.contains(id) }.joined(separator: "\n"))\nhaptic-cal list (nobody):\n\(userLines.filter { $0.contains(hidID) || $0.contains(id) }.joined(separator: "\n"))")
+                print("evdev: haptic-cal list (root):\n\(list.output)\nhaptic-cal list (nobody, event node open to them, hidraw not):\n\(userLines.filter { $0.contains(hidID) || $0.contains(id) }.joined(separator: "\n"))")
             }
         }
 
