@@ -51,8 +51,9 @@ import Glibc
 /// are handed to the worker (newest state wins). The worker also plays a held effect again every
 /// ``EvdevEffects/ReplayPolicy/refreshMilliseconds`` (see ``EvdevEffects/ReplayPolicy``), and closes
 /// the node of a device that was lost. While the device is awake it looks every refresh interval
-/// whether a drive is held, so a trigger made on the host's thread never wakes it (its wake-up would
-/// compete with the driver for the CPU); asleep, it sleeps until the next wake.
+/// whether a drive is held, so a trigger made on the host's thread does not wake it (its wake-up
+/// would compete with the driver for the CPU): only the first play after a wake tells it, after
+/// the play went out; asleep, it sleeps until then.
 final class ForceFeedbackDevice: DeviceDriver {
     /// The device as discovered.
     let input: DiscoveredInput
@@ -85,6 +86,9 @@ final class ForceFeedbackDevice: DeviceDriver {
         var lost: BackendFailure?
         /// A failure of the worker the host has not been told yet.
         var pendingFailure: BackendFailure?
+        /// The worker looks at the device at least every refresh interval (it does while the device is
+        /// awake, once it has been told so).
+        var workerPolling = false
         /// Effect slots the device has (`EVIOCGEFFECTS`), for messages.
         var slots: Int32 = 0
         /// What the effect last played, kept across sleeps: the next wake uploads it (silent until
@@ -155,7 +159,8 @@ final class ForceFeedbackDevice: DeviceDriver {
             guard state.fd < 0 else { return }
             try open(&state)
         }
-        shared.broadcast()
+        // The worker is told about the awake device by the first play (see `submit`), not here: a
+        // wake-up now would compete for the CPU with the trigger that usually follows at once.
         WakeLatencies.shared.record(input, nanoseconds: Monotonic.now() - started)
     }
 
@@ -176,7 +181,7 @@ final class ForceFeedbackDevice: DeviceDriver {
     func submit(_ frame: FrameView) throws(BackendFailure) {
         let wanted = renderer.parameters(
             channelCount: frame.channelCount, amplitude: { frame[$0].amplitude }, frequency: { frame[$0].frequency })
-        let handedOver = try shared.locked { (state) throws(BackendFailure) -> Bool in
+        let notify = try shared.locked { (state) throws(BackendFailure) -> Bool in
             if let lost = state.lost { throw lost }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
@@ -189,11 +194,12 @@ final class ForceFeedbackDevice: DeviceDriver {
             let needsUpload = wanted != nil && wanted != state.uploaded
             guard !state.busy, !(needsUpload && input.driverIsUserSpace) else { return true }  // the worker does it
             try reconcile(&state)
-            return false
+            // Once told, the worker checks an awake device's refresh by itself (see `workerLoop`):
+            // waking it on every trigger would only compete with the driver for the CPU. The first
+            // play after a wake tells it, after the play went out.
+            return state.playing && !state.workerPolling
         }
-        // The worker checks an awake device's refresh by itself (see `workerLoop`): waking it here
-        // would only compete with the driver for the CPU on the trigger path.
-        if handedOver { shared.broadcast() }
+        if notify { shared.broadcast() }
     }
 
     func stop() throws(BackendFailure) {
@@ -432,7 +438,11 @@ final class ForceFeedbackDevice: DeviceDriver {
                     state.busy = true
                     return .done(.shutdown(fd: fd, id: id, playing: playing, erase: erase))
                 }
-                if state.fd < 0 { return state.terminate ? .done(.exit) : .sleep }
+                if state.fd < 0 {
+                    state.workerPolling = false
+                    return state.terminate ? .done(.exit) : .sleep
+                }
+                state.workerPolling = true
                 if state.needsWork {
                     state.busy = true
                     return .done(
