@@ -8,7 +8,14 @@
 public struct DriverTraits: Sendable, Hashable {
     /// What kind of actuator a single-motor device behind this driver usually is.
     public enum Actuator: String, Sendable, Hashable {
-        case erm, lra, piezo, unknown
+        /// An eccentric rotating mass motor.
+        case erm
+        /// A linear resonant actuator.
+        case lra
+        /// A piezo actuator.
+        case piezo
+        /// Not known from the driver alone.
+        case unknown
     }
 
     /// How an amplitude becomes the 16-bit rumble magnitude.

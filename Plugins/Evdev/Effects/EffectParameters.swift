@@ -3,11 +3,13 @@
 public struct EffectParameters: Sendable, Hashable, CustomStringConvertible {
     /// `FF_RUMBLE`, `FF_PERIODIC` or `FF_CONSTANT`.
     public var type: Int
-    /// `FF_RUMBLE`: strong and weak magnitudes, 0…0xFFFF.
+    /// `FF_RUMBLE`: strong magnitude, 0…0xFFFF.
     public var strong: UInt16 = 0
+    /// `FF_RUMBLE`: weak magnitude, 0…0xFFFF.
     public var weak: UInt16 = 0
-    /// `FF_PERIODIC`: sine magnitude, 0…0x7FFF, and period in milliseconds.
+    /// `FF_PERIODIC`: sine magnitude, 0…0x7FFF.
     public var magnitude: Int16 = 0
+    /// `FF_PERIODIC`: period, in milliseconds.
     public var periodMilliseconds: UInt16 = 0
     /// `FF_CONSTANT`: level, 0…0x7FFF.
     public var level: Int16 = 0
@@ -18,6 +20,7 @@ public struct EffectParameters: Sendable, Hashable, CustomStringConvertible {
     /// Whether every magnitude is zero (the effect would play nothing).
     public var isSilent: Bool { strong == 0 && weak == 0 && magnitude == 0 && level == 0 }
 
+    /// `rumble strong 0xffff weak 0x0`, `sine magnitude 0x4000 period 6 ms`, `constant level 0x7fff`.
     public var description: String {
         switch type {
         case FF.rumble: "rumble strong 0x\(String(strong, radix: 16)) weak 0x\(String(weak, radix: 16))"

@@ -49,5 +49,6 @@ public struct InputBitmap: Sendable, Hashable, CustomStringConvertible {
     /// Whether no bit is set.
     public var isEmpty: Bool { codes.isEmpty }
 
+    /// The codes in hexadecimal, comma-separated.
     public var description: String { codes.map { "0x" + String($0, radix: 16) }.joined(separator: ",") }
 }

@@ -13,12 +13,15 @@ public struct InputDeviceFacts: Sendable, Hashable {
     public var phys: String
     /// `uniq`: its own unique string (a Bluetooth or Sony pad's MAC address); usually empty.
     public var uniq: String
-    /// `id/bustype`, `id/vendor`, `id/product`.
+    /// `id/bustype`: a `BUS_*` number.
     public var bus: UInt16
+    /// `id/vendor`.
     public var vendor: UInt16
+    /// `id/product`.
     public var product: UInt16
-    /// `capabilities/ff` and `capabilities/key`.
+    /// `capabilities/ff`: the force-feedback codes.
     public var ff: InputBitmap
+    /// `capabilities/key`: the key and button codes.
     public var keys: InputBitmap
     /// The driver bound to the input device's parent (`xpad`, `playstation`, `pwm-vibrator`); nil
     /// when it has none.
