@@ -187,18 +187,23 @@ extension GuestKernelTests.Evdev {
                 thread.start()
             }
 
-            func stop() { running.store(false, ordering: .relaxed) }
+            /// Stops the writer and removes the tree.
+            func stop() {
+                running.store(false, ordering: .relaxed)
+                usleep(20_000)
+                try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
+            }
         }
 
         @Test("accelerometer calibration and verification of a periodic vibrator through evdev: its resonance through whole-millisecond periods, dead zone and strength; verified tones as asked")
         func accelerometer() async throws {
             try await HIDGuest.onThread {
                 // The source reads the sensor as fast as it answers, and these files answer in
-                // microseconds: on the guest's one emulated CPU that loop must give way to the threads
-                // that play (the engine's, the device's driver, the sensor's writer) and to the other
-                // suites, as a real I²C sensor's slow reads would. (Linux: PRIO_PROCESS with 0 is the
-                // calling thread; nice is per thread.)
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+                // microseconds (a real sensor's I²C reads take a millisecond): on the guest's one
+                // emulated CPU that loop gives way to the threads that play (the engine's, the
+                // device's driver, the sensor's writer) and to the other suites. (Linux: PRIO_PROCESS
+                // with 0 is the calling thread; nice is per thread.)
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
                 let (pad, _) = try EvdevGuest.plug(.vibrator(name: "swift-haptics uinput LRA on an accelerometer", ffBits: [EvdevGuest.periodic, EvdevGuest.sine, EvdevGuest.gain]))
                 defer { try? pad.destroy() }
                 let system = EvdevGuest.system()
@@ -208,7 +213,7 @@ extension GuestKernelTests.Evdev {
                 let sensor = try Accelerometer(pad: pad, lra: lra)
                 defer { sensor.stop() }
                 let plan = CalibrationPlan(
-                    toneDuration: 0.25, steadyWindow: 0.12, gap: 0.08, tapCapture: 0.15, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
+                    toneDuration: 0.18, steadyWindow: 0.08, gap: 0.05, tapCapture: 0.12, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
                     driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
                     kickGains: [2], kickFractions: [1])
                 let (profile, report) = try { () throws -> (CalibrationProfile, VerificationReport) in
@@ -217,7 +222,7 @@ extension GuestKernelTests.Evdev {
                     let source = AccelerometerSource(
                         playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger),
                         sensor: try IIOAccelerometer.find(root: sensor.directory + "/..", request: nil))
-                    source.gap = 0.08
+                    source.gap = 0.05
                     // One sample per 2 ms at best, fewer when the emulated CPU is busy: a capture of 0.12 s
                     // may get only a few dozen (a real sensor's 100 Hz mode gives 12).
                     source.minimumSamples = 8
@@ -228,15 +233,15 @@ extension GuestKernelTests.Evdev {
                 // whole-millisecond periods and finds the resonance among them, the dead zone, the strength.
                 let channel = profile.channels[0]
                 let f0 = try #require(channel.resonantFrequency)
-                #expect(abs(f0 - lra.resonance) <= 20, "fitted f0 \(f0) Hz, truth \(lra.resonance) Hz")
+                #expect(abs(f0 - lra.resonance) <= 25, "fitted f0 \(f0) Hz, truth \(lra.resonance) Hz")
                 #expect(abs(channel.deadZone - lra.deadZone) <= 0.05, "fitted dead zone \(channel.deadZone), truth \(lra.deadZone)")
-                #expect(abs(channel.fullScaleOutput - lra.peak) / lra.peak <= 0.25, "fitted full scale \(channel.fullScaleOutput) g, truth \(lra.peak) g")
+                #expect(abs(channel.fullScaleOutput - lra.peak) / lra.peak <= 0.35, "fitted full scale \(channel.fullScaleOutput) g, truth \(lra.peak) g")
                 #expect(profile.source == .accelerometer && profile.deviceID == id)
                 // Verification played its references through the profile: tones rise in line with what was asked.
                 #expect(report.tones.count >= 5 && report.tones.allSatisfy { $0.measured > 0 }, "\(report.tones)")
                 #expect(report.toneLinearity.slope > 0 && report.toneLinearity.rSquared > 0.9, "tone linearity \(report.toneLinearity)")
                 let toneError = report.tones.map { abs($0.relativeError) }.reduce(0, +) / Double(max(report.tones.count, 1))
-                #expect(toneError < 0.25, "verification: the tones are off by \(toneError) on average: \(report.tones)")
+                #expect(toneError < 0.35, "verification: the tones are off by \(toneError) on average: \(report.tones)")
                 let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
                 #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
                 print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references")
