@@ -53,6 +53,7 @@ extension GuestKernelTests.Evdev {
                 defer { try? pad.destroy() }
                 // The user's gain setting, made before swift-haptics opens the device.
                 try UInputDevice.setGain(node: node, 0x4000)
+                try pad.waitForRecords("the user's gain") { $0.contains { $0.event == .gain(0x4000) } }
                 let system = EvdevGuest.system()
                 let id = EvdevGuest.expectedID(pad)
                 let description = try EvdevGuest.description(system, id: id)
