@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
         // The client transport the core loads with dlopen when hapticsd runs (not a backend: another prefix).
         .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
+        .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
         // The JSON layer and the board-file reader, for the fuzzing harnesses in Fuzz/ (a package of
@@ -70,6 +71,16 @@ let package = Package(
         .target(
             name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem"],
             path: "Plugins/GPIO/Backend"),
+        // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
+        // ioctl shim, and the libudev backend.
+        .target(name: "EvdevEffects", path: "Plugins/Evdev/Effects"),
+        .target(name: "CEvdevShim", path: "Plugins/Evdev/Shim"),
+        .target(
+            name: "HapticsEvdevBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
+            path: "Plugins/Evdev/Backend"),
+        .systemLibrary(
+            name: "CUdev", path: "Plugins/CUdev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
@@ -120,7 +131,7 @@ let package = Package(
         .target(name: "CVMRig", path: "Tests/CVMRig"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig", "HapticsDaemon", "HapticsBus",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]
