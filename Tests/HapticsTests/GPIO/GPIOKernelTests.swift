@@ -176,8 +176,9 @@ extension GuestKernelTests {
         }
     }
 
-    /// Guest side: the safety rules on real kernel interfaces: SIGTERM and SIGKILL of a process
-    /// driving an actuator, the continuous-drive cut and the bounded kick.
+    /// Guest side: the safety rules on real kernel interfaces: SIGTERM and SIGINT of `haptic-cal`
+    /// driving an actuator, what a dead process without its supervisor leaves for the next open, the
+    /// continuous-drive cut and the bounded kick. (Every other death: `StopGuardKernel`.)
     @Suite(.serialized)
     struct GPIOSafety {
         static var hapticCal: String { TestSupport.buildDirectory + "/haptic-cal" }
@@ -212,6 +213,8 @@ extension GuestKernelTests {
             child.send(signal)
             let ending = try child.wait(timeout: 30)
             #expect(ending == .signaled(signal), "\(child.output)")
+            // The stop guard's supervisor applies the stop once more after the process is gone, then exits.
+            #expect(ChildProcess.waitUntil(timeout: 10) { CrashProbe.supervisors(of: child.pid).isEmpty })
 
             #expect(try rig.pwm.state(channel: rig.channel) == PWMSim.State(period: 50_000, dutyCycle: 0, enabled: false))
             let enable = try trace.events().filter { $0.line == 6 }
@@ -221,19 +224,20 @@ extension GuestKernelTests {
             let stopIndex = try #require(history.lastIndex { $0.state.dutyCycle == 50_000 && $0.state.enabled }) + 1
             let stops = Array(history[stopIndex...])
             #expect(stops.map(\.state) == [PWMSim.State(period: 50_000, dutyCycle: 0, enabled: true), PWMSim.State(period: 50_000, dutyCycle: 0, enabled: false)])
-            if let low = enable.last, let first = stops.first {
+            if let low = enable.first(where: { $0.value == 0 && $0.time >= history[stopIndex - 1].time }), let first = stops.first {
                 #expect(low.time / 1_000 <= first.time / 1_000, "the enable line fell at \(low), after the PWM stopped at \(first)")
             }
         }
 
-        @Test("SIGKILL leaves the PWM running; the next process's open forces the actuator stopped (enable line pulled up meanwhile)")
-        func sigkillThenOpen() throws {
+        @Test("what a process killed with its supervisor leaves (PWM running, enable line pulled up): the next open forces the actuator stopped")
+        func leftoverThenOpen() throws {
             let rig = try GPIOKernelRig(board: Self.driverBoard)
-            let child = try Self.startLongPlay(rig)
-            child.send(SIGKILL)
-            #expect(try child.wait(timeout: 30) == .signaled(SIGKILL))
-            // What a killed process leaves: the channel exported and driving; its lines released.
-            #expect(try rig.pwm.state(channel: rig.channel) == PWMSim.State(period: 50_000, dutyCycle: 50_000, enabled: true))
+            // A cgroup kill takes the supervisor too; so does a process without it: the channel stays
+            // exported and driving, and the released enable line keeps its level (here its pull-up).
+            try rig.pwm.export(channel: rig.channel)
+            for (attribute, value) in [("period", "50000"), ("duty_cycle", "50000"), ("enable", "1")] {
+                try SysFS.write(rig.pwm.channelPath(rig.channel) + "/" + attribute, value)
+            }
             try rig.sim.setPull(line: 6, .up)
             #expect(try rig.sim.value(line: 6) == 1)
 
