@@ -21,7 +21,8 @@
 //    abort                  abort();
 //    trap                   a Swift runtime trap (fatalError: SIGILL on x86_64, SIGTRAP on arm64);
 //    pipe                   a write to a pipe whose reader is gone (as `haptic-cal … | head`);
-//    overflow               unbounded recursion on the main thread (SIGSEGV on the alternate stack);
+//    overflow               unbounded recursion on the main thread (SIGSEGV on the alternate stack;
+//                           the stack's first 7/8 are touched before `dying`);
 //    exit                   exit(0) with every device still open and playing.
 // Problems are printed as `error: …` with exit status 3 (a death never exits with 3).
 import Haptics
@@ -61,12 +62,22 @@ func pattern(intensity: Double) -> HapticPattern {
 }
 
 /// Recursion the optimizer cannot turn into a loop: each frame keeps 8 KiB on the stack across the
-/// call, so the 8 MiB main stack overflows within a thousand calls (in well under a millisecond).
+/// call, so the main stack overflows within a thousand calls, unless `limit` frames come first.
 @inline(never)
-func descend(_ depth: Int) -> Int {
+func descend(_ depth: Int, limit: Int = .max) -> Int {
     var frame = InlineArray<1024, Int>(repeating: depth)
-    if depth >= 0 { frame[1] = descend(depth + 1) }
+    if depth < limit { frame[1] = descend(depth + 1, limit: limit) }
     return frame[0] &+ frame[1] &+ frame[depth & 1023]
+}
+
+/// Touches the main stack down to 7/8 of its limit and returns: the kernel maps those pages now,
+/// so the overflow after `dying` takes no longer than the last eighth (faulting in 8 MiB of fresh
+/// stack takes about 100 ms under emulation, which the test would otherwise count).
+func pretouchStack() {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_STACK.rawValue), &limit)
+    let bytes = limit.rlim_cur == rlim_t.max || limit.rlim_cur > 1 << 30 ? 8 << 20 : Int(limit.rlim_cur)
+    _ = descend(0, limit: bytes / 8 * 7 / (9 * 1024))
 }
 
 /// The address a null-pointer write goes to, computed at run time so nothing folds it away.
@@ -76,6 +87,7 @@ func nullAddress() -> Int {
 }
 
 func die(_ death: String) -> Never {
+    if death == "overflow" { pretouchStack() }
     say("dying \(monotonicNanoseconds())")
     switch death {
     case "kill": kill(getpid(), SIGKILL)

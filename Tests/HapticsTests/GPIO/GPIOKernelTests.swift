@@ -234,10 +234,7 @@ extension GuestKernelTests {
             let rig = try GPIOKernelRig(board: Self.driverBoard)
             // A cgroup kill takes the supervisor too; so does a process without it: the channel stays
             // exported and driving, and the released enable line keeps its level (here its pull-up).
-            try rig.pwm.export(channel: rig.channel)
-            for (attribute, value) in [("period", "50000"), ("duty_cycle", "50000"), ("enable", "1")] {
-                try SysFS.write(rig.pwm.channelPath(rig.channel) + "/" + attribute, value)
-            }
+            try rig.pwm.configure(channel: rig.channel, PWMSim.State(period: 50_000, dutyCycle: 50_000, enabled: true))
             try rig.sim.setPull(line: 6, .up)
             #expect(try rig.sim.value(line: 6) == 1)
 
@@ -271,7 +268,9 @@ extension GuestKernelTests {
             let off = try #require(history[on...].firstIndex { $0.state.dutyCycle == 0 })
             let driven = Double(history[off].time - history[on].time) / 1e6
             // The watchdog meets the deadline within 1 ms; under TCG with other suites running, allow for scheduling delays.
-            #expect(driven >= 199 && driven < 600, "driven for \(driven) ms; history \(history)")
+            // The drive's start is timed before its first duty write reaches the chip (a wake's writes
+            // take milliseconds under TCG) and its end at the deadline, so the chip may see a little less.
+            #expect(driven >= 195 && driven < 600, "driven for \(driven) ms; history \(history)")
             #expect(history[on...].allSatisfy { $0.time <= history[off].time || $0.state.dutyCycle == 0 })
             // Still asked to drive (the manual clock has not moved): still cut.
             usleep(100_000)
@@ -300,7 +299,8 @@ extension GuestKernelTests {
             let kick = try #require(history.firstIndex { $0.state.dutyCycle == 50_000 })
             let rated = try #require(history[kick...].firstIndex { $0.state.dutyCycle == 25_000 })
             let kicked = Double(history[rated].time - history[kick].time) / 1e6
-            #expect(kicked >= 49 && kicked < 400, "kick lasted \(kicked) ms; history \(history)")
+            // As above: timed from before the kick's write (a 48.4 ms kick was seen once under load).
+            #expect(kicked >= 45 && kicked < 400, "kick lasted \(kicked) ms; history \(history)")
             #expect(history.allSatisfy { $0.state.dutyCycle <= 25_000 || ($0.time >= history[kick].time && $0.time < history[rated].time) })
             engine.stop()
         }

@@ -24,8 +24,9 @@ enum StopBound {
     }
 }
 
-extension GuestKernelTests {
-    /// Guest side: a client (`haptics-crash-probe`, through the plugins) drives three GPIO actuators
+extension GuestExclusiveKernelTests {
+    /// Guest side, alone in the guest (a Swift client started ten times, the runtime's backtracer):
+    /// a client (`haptics-crash-probe`, through the plugins) drives three GPIO actuators
     /// on gpio-sim and pwm-sim and seven virtual controllers through uhid, and dies, once per way
     /// of dying: every actuator reads back stopped, within a bound, and every controller's last
     /// report is motors off.
