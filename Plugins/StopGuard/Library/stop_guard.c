@@ -2,7 +2,7 @@
  * stop_guard.c: see haptics_stop_guard.h.
  *
  * Everything reachable from the signal handler and the atexit hook is async-signal-safe: C11 atomics
- * on the fixed table, open/write/close, clock_gettime, nanosleep, syscall(gettid), the registered
+ * on the fixed table, open/write/close, clock_gettime, nanosleep, pthread_self, the registered
  * line setter (one GPIO ioctl), pthread_sigmask, sigaction and raise. Registration, the supervisor's
  * start and the warnings run on ordinary threads under `setup_lock`.
  */
@@ -49,8 +49,8 @@ _Static_assert(HAPTICS_STOP_GUARD_REPORT_SIZE == HAPTICS_STOP_REPORT_SIZE, "one 
 
 /* What only this process knows about a slot: pointers and descriptors mean nothing elsewhere. */
 struct local_slot {
-    /* The thread id of a thread in a write section, 0 when none. */
-    _Atomic long writer;
+    /* The thread (pthread_self) in a write section, 0 when none. */
+    _Atomic uintptr_t writer;
     haptics_stop_lines_setter setter;
     void *request;
     int report_fd;
@@ -89,9 +89,11 @@ static const struct {
 static struct sigaction previous[NSIG];
 static unsigned char fatal_signal[NSIG];
 
-static long current_thread(void)
+/* This thread's identity for write sections: pthread_self reads the thread pointer (no system
+ * call on the path of every hardware write) and is never 0 for a live thread. */
+static uintptr_t current_thread(void)
 {
-    return (long)syscall(SYS_gettid);
+    return (uintptr_t)pthread_self();
 }
 
 static long long now_ns(void)
@@ -151,7 +153,7 @@ static void stop_all(void)
     struct haptics_stop_table *current = atomic_load(&table);
     if (!current)
         return;
-    long me = current_thread();
+    uintptr_t me = current_thread();
     for (int i = 0; i < HAPTICS_STOP_MAX_SLOTS; i++) {
         struct haptics_stop_slot *slot = &current->slots[i];
         uint32_t expected = HAPTICS_STOP_SLOT_ARMED;
@@ -163,7 +165,7 @@ static void stop_all(void)
          * not spinning: on one CPU the writer must get to run. */
         long long deadline = now_ns() + SECTION_WAIT_NS;
         for (;;) {
-            long writer = atomic_load(&locals[i].writer);
+            uintptr_t writer = atomic_load(&locals[i].writer);
             if (writer == 0 || writer == me || now_ns() >= deadline)
                 break;
             pause_ns(50000);
@@ -685,9 +687,9 @@ int haptics_stop_guard_enter(int index)
     struct haptics_stop_slot *slot = slot_at(index);
     if (!slot)
         return atomic_load(&halted) ? -ESHUTDOWN : 0;
-    long me = current_thread();
+    uintptr_t me = current_thread();
     for (;;) {
-        long expected = 0;
+        uintptr_t expected = 0;
         if (atomic_compare_exchange_strong(&locals[index].writer, &expected, me))
             break;
         sched_yield(); /* another thread writes to this actuator (its owner serialises, so rare) */
