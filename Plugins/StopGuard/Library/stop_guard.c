@@ -184,7 +184,11 @@ static int is_handler(const struct sigaction *action)
     return action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN;
 }
 
-static void on_signal(int number, siginfo_t *info, void *context)
+/* The handler. Exported under one name, so another copy of the guard (another plugin) recognises
+ * it (dladdr) and chains to it for every signal, not only for the crash and interruption ones. */
+void haptics_stop_guard_on_signal(int number, siginfo_t *info, void *context);
+
+void haptics_stop_guard_on_signal(int number, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
     stop_all();
@@ -227,6 +231,16 @@ static void at_exit(void)
     stop_all();
 }
 
+/* Whether `action` is another copy's handler (another plugin linking the guard). */
+static int is_guard(const struct sigaction *action)
+{
+    Dl_info info;
+    if (!(action->sa_flags & SA_SIGINFO) || !is_handler(action))
+        return 0;
+    return dladdr((void *)action->sa_sigaction, &info) != 0 && info.dli_sname &&
+           strcmp(info.dli_sname, "haptics_stop_guard_on_signal") == 0;
+}
+
 static void install_handler(int number, int precedes)
 {
     struct sigaction current;
@@ -234,12 +248,12 @@ static void install_handler(int number, int precedes)
         return;
     if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)
         return; /* ignored: stays ignored */
-    if (is_handler(&current) && !precedes)
+    if (is_handler(&current) && !precedes && !is_guard(&current))
         return; /* the process handles it and does not die of it */
     previous[number] = current;
     struct sigaction action;
     memset(&action, 0, sizeof(action));
-    action.sa_sigaction = on_signal;
+    action.sa_sigaction = haptics_stop_guard_on_signal;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigfillset(&action.sa_mask);
     sigaction(number, &action, NULL);

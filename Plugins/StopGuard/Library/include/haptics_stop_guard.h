@@ -51,8 +51,9 @@
  * negative errno value on failure; nothing here prints or aborts. A process that forks keeps its
  * registrations in the parent: the child starts with none (and its own supervisor if it registers).
  *
- * Each copy of this library (each plugin that links it) has its own table and supervisor; the
- * copies' signal handlers chain, so one signal stops the actuators of every copy.
+ * Each copy of this library (each plugin that links it) has its own table and supervisor. A copy
+ * recognises another copy's handler (the exported haptics_stop_guard_on_signal, found with dladdr)
+ * and chains to it for every guarded signal, so one signal stops the actuators of every copy.
  */
 #ifndef HAPTICS_STOP_GUARD_H
 #define HAPTICS_STOP_GUARD_H
