@@ -115,10 +115,12 @@ final class GPIOBackend: BackendDriver {
         return device
     }
 
-    /// Logs what the stop guard could not set up (its supervisor missing, or replaced), once each.
+    /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
+    /// each. An actuator registers once, at its open (not a latency path), so this waits up to 2 s
+    /// for a supervisor just started to answer, or a refusal would go unreported.
     func logStopGuardWarning() {
         var text = [CChar](repeating: 0, count: 1024)
-        guard haptics_stop_guard_take_warning(&text, text.count) == 1 else { return }
+        guard haptics_stop_guard_take_warning(&text, text.count, 2_000) == 1 else { return }
         services.log(HAPTICS_LOG_WARNING, "gpio: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 

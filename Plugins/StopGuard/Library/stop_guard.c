@@ -64,9 +64,13 @@ static _Atomic int halted;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Signalled (under setup_lock) when a supervisor's start is settled. */
+static pthread_cond_t start_settled = PTHREAD_COND_INITIALIZER;
 static pthread_key_t altstack_key;
 /* Under setup_lock. */
 static int supervisor_socket = -1;
+/* The supervisor answered "ready" (until then its start thread owns the socket's reading). */
+static int supervisor_answered;
 static int supervisor_unavailable;
 static char warning[1024];
 static int warning_pending;
@@ -336,7 +340,65 @@ static int high_descriptor(int fd)
     return high;
 }
 
-/* Starts `haptics-stop-guard` and waits for its "ready". Under setup_lock. */
+/* What a started supervisor's start thread needs. */
+struct supervisor_start {
+    pid_t child;
+    int socket;
+    char path[PATH_MAX];
+};
+
+/* Reaps the started process (it forks the supervisor and exits at once, so the supervisor is
+ * nobody's child here: no zombie, nothing for the application's wait() to find) and reads the
+ * supervisor's answer, then records it. Runs on a thread of its own, so no registration waits for
+ * a process to start (hundreds of milliseconds under emulation); a failure is noted for the plugin
+ * to log at its next registration. */
+static void finish_start(struct supervisor_start *start)
+{
+    int status = 0;
+    while (waitpid(start->child, &status, 0) < 0 && errno == EINTR) {
+    }
+    char answer[512];
+    ssize_t got = -1;
+    struct pollfd wait_for = {start->socket, POLLIN, 0};
+    int ready;
+    do {
+        ready = poll(&wait_for, 1, ANSWER_TIMEOUT_MS);
+    } while (ready < 0 && errno == EINTR);
+    if (ready > 0)
+        got = recv(start->socket, answer, sizeof(answer) - 1, MSG_DONTWAIT);
+    pthread_mutex_lock(&setup_lock);
+    pthread_cond_broadcast(&start_settled);
+    if (supervisor_socket == start->socket) {
+        if (got > 2 && answer[0] == 'R') {
+            answer[got] = '\0';
+            supervisor_answered = 1;
+            atomic_store(&supervisor_process, atoi(answer + 2));
+        } else {
+            close(supervisor_socket);
+            supervisor_socket = -1;
+            supervisor_unavailable = 1;
+            if (got > 2 && answer[0] == 'E') {
+                answer[got] = '\0';
+                note_warning("stop guard: %s refused to supervise (%s): %s", start->path, answer + 2, not_guaranteed);
+            } else if (ready == 0) {
+                note_warning("stop guard: %s did not answer within %d ms: %s", start->path, ANSWER_TIMEOUT_MS, not_guaranteed);
+            } else {
+                note_warning("stop guard: %s ended without answering (wait status %d): %s", start->path, status, not_guaranteed);
+            }
+        }
+    }
+    pthread_mutex_unlock(&setup_lock);
+}
+
+static void *start_thread(void *argument)
+{
+    struct supervisor_start *start = argument;
+    finish_start(start);
+    free(start);
+    return NULL;
+}
+
+/* Starts `haptics-stop-guard`; its answer is collected by a thread of its own. Under setup_lock. */
 static void start_supervisor(void)
 {
     char path[PATH_MAX];
@@ -350,10 +412,12 @@ static void start_supervisor(void)
         note_warning("stop guard: the supervisor %s is missing (%s): %s; install it beside the plugin", path, strerror(errno), not_guaranteed);
         return;
     }
+    struct supervisor_start *start = calloc(1, sizeof(*start));
     int pair[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    if (!start || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
         supervisor_unavailable = 1;
-        note_warning("stop guard: cannot start %s (socketpair: %s): %s", path, strerror(errno), not_guaranteed);
+        note_warning("stop guard: cannot start %s (socketpair: %s): %s", path, strerror(start ? errno : ENOMEM), not_guaranteed);
+        free(start);
         return;
     }
     int theirs = high_descriptor(pair[1]);
@@ -389,39 +453,30 @@ static void start_supervisor(void)
         close(pidfd);
     if (spawned != 0) {
         close(pair[0]);
+        free(start);
         supervisor_unavailable = 1;
         note_warning("stop guard: cannot start %s (%s): %s", path, strerror(spawned), not_guaranteed);
         return;
     }
-    /* The started process forks the supervisor and exits at once (so the supervisor is nobody's
-     * child here: no zombie, nothing for the application's wait() to find): reap it. */
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    char answer[512];
-    ssize_t got = -1;
-    struct pollfd wait_for = {pair[0], POLLIN, 0};
-    int ready;
-    do {
-        ready = poll(&wait_for, 1, ANSWER_TIMEOUT_MS);
-    } while (ready < 0 && errno == EINTR);
-    if (ready > 0)
-        got = recv(pair[0], answer, sizeof(answer) - 1, MSG_DONTWAIT);
-    if (got > 2 && answer[0] == 'R') {
-        answer[got] = '\0';
-        supervisor_socket = pair[0];
-        atomic_store(&supervisor_process, atoi(answer + 2));
-        return;
-    }
-    close(pair[0]);
-    supervisor_unavailable = 1;
-    if (got > 2 && answer[0] == 'E') {
-        answer[got] = '\0';
-        note_warning("stop guard: %s refused to supervise (%s): %s", path, answer + 2, not_guaranteed);
-    } else if (ready == 0) {
-        note_warning("stop guard: %s did not answer within %d ms: %s", path, ANSWER_TIMEOUT_MS, not_guaranteed);
-    } else {
-        note_warning("stop guard: %s ended without answering (wait status %d): %s", path, status, not_guaranteed);
+    /* From here the supervisor holds the socket and the table: whatever happens to this process,
+     * it will see the end and apply the table, answered or not. */
+    supervisor_socket = pair[0];
+    supervisor_answered = 0;
+    start->child = child;
+    start->socket = pair[0];
+    snprintf(start->path, sizeof(start->path), "%s", path);
+    pthread_t thread;
+    pthread_attr_t detached;
+    pthread_attr_init(&detached);
+    pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
+    int created = pthread_create(&thread, &detached, start_thread, start);
+    pthread_attr_destroy(&detached);
+    if (created != 0) {
+        /* No thread: collect the answer here (finish_start takes setup_lock itself). */
+        pthread_mutex_unlock(&setup_lock);
+        finish_start(start);
+        pthread_mutex_lock(&setup_lock);
+        free(start);
     }
 }
 
@@ -431,6 +486,8 @@ static void watch_supervisor(void)
     if (table_fd < 0)
         return;
     if (supervisor_socket >= 0) {
+        if (!supervisor_answered)
+            return; /* still starting: its start thread reads the socket */
         /* It never sends anything after "ready": readable or hung up means it ended. */
         struct pollfd probe = {supervisor_socket, POLLIN, 0};
         if (poll(&probe, 1, 0) == 0)
@@ -438,11 +495,10 @@ static void watch_supervisor(void)
         int gone = atomic_load(&supervisor_process);
         close(supervisor_socket);
         supervisor_socket = -1;
+        supervisor_answered = 0;
         atomic_store(&supervisor_process, 0);
+        note_warning("stop guard: the supervisor (process %d) ended unexpectedly; a new one is started", gone);
         start_supervisor();
-        if (supervisor_socket >= 0)
-            note_warning("stop guard: the supervisor (process %d) ended unexpectedly; a new one (process %d) took over", gone,
-                         atomic_load(&supervisor_process));
         return;
     }
     if (!supervisor_unavailable)
@@ -500,6 +556,7 @@ static void after_fork_in_child(void)
     if (supervisor_socket >= 0)
         close(supervisor_socket);
     supervisor_socket = -1;
+    supervisor_answered = 0;
     supervisor_unavailable = 0;
     atomic_store(&supervisor_process, 0);
     for (int i = 0; i < HAPTICS_STOP_MAX_SLOTS; i++) {
@@ -513,6 +570,7 @@ static void after_fork_in_child(void)
     warning_pending = 0;
     atomic_store(&halted, 0);
     pthread_mutex_init(&setup_lock, NULL);
+    pthread_cond_init(&start_settled, NULL);
 }
 
 /* MARK: Registration */
@@ -740,9 +798,23 @@ void haptics_stop_guard_prepare_thread(void)
     }
 }
 
-int haptics_stop_guard_take_warning(char *buffer, size_t size)
+int haptics_stop_guard_take_warning(char *buffer, size_t size, int wait_ms)
 {
     pthread_mutex_lock(&setup_lock);
+    if (wait_ms > 0 && supervisor_socket >= 0 && !supervisor_answered) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += wait_ms / 1000;
+        deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        while (supervisor_socket >= 0 && !supervisor_answered) {
+            if (pthread_cond_timedwait(&start_settled, &setup_lock, &deadline) == ETIMEDOUT)
+                break;
+        }
+    }
     int pending = warning_pending;
     if (pending && size > 0)
         snprintf(buffer, size, "%s", warning);

@@ -36,10 +36,13 @@
  *    process's request is still being released; its PWM stop holds the channel's flock, and leaves
  *    a channel alone that a new owner has locked meanwhile.
  *
- * When the supervisor cannot run (the executable is missing, cannot start, or died), registration
- * still works and (1) and (2) still hold; haptics_stop_guard_take_warning then returns a message
- * naming what is not guaranteed, for the plugin to log. A supervisor that died is replaced at the
- * next registration.
+ * Starting the supervisor does not make the registration wait for it: a thread of the guard's
+ * collects its answer (the supervisor holds the socket and the table from its start, so it covers
+ * the process even before it answers). When the supervisor cannot run, registration still works and
+ * (1) and (2) still hold; haptics_stop_guard_take_warning then returns a message naming what is not
+ * guaranteed, for the plugin to log: at once when the executable is missing, at a later
+ * registration when it could not start, refused the table or died. A supervisor that died is
+ * replaced at the next registration.
  *
  * Registration: haptics_stop_guard_begin, then the parts (lines, writes, locks, report), then
  * haptics_stop_guard_arm. An actuator being registered is skipped by every stop (it was just opened
@@ -165,10 +168,15 @@ void haptics_stop_guard_leave(int slot);
 void haptics_stop_guard_prepare_thread(void);
 
 /**
- * Copies a warning not reported yet (the supervisor is missing, could not start, or died and was
- * replaced) into `buffer` and returns 1; returns 0 when there is none. Each warning is returned once.
+ * Copies a warning not reported yet (the supervisor is missing, could not start, refused the table,
+ * or died and was replaced) into `buffer` and returns 1; returns 0 when there is none. Each warning
+ * is returned once.
+ *
+ * @param wait_ms while a supervisor's start is not settled yet, wait at most this long for it (0: do
+ *        not wait). For a caller that registers once (opening a GPIO actuator) and would otherwise
+ *        never hear of a supervisor that refused; a caller on a latency path passes 0.
  */
-int haptics_stop_guard_take_warning(char * _Nonnull buffer, size_t size);
+int haptics_stop_guard_take_warning(char * _Nonnull buffer, size_t size, int wait_ms);
 
 /** The supervisor's process id, or 0 when there is none. */
 int haptics_stop_guard_supervisor_pid(void);
