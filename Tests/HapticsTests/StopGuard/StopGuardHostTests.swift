@@ -124,6 +124,22 @@ struct StopGuardHostTests {
         #expect(output.contains("ended without stopping \(erm.id); stopped it"), "\(output)")
     }
 
+    @Test("a supervisor that refuses (another build's): the warning carries its reason")
+    func refusingSupervisor() throws {
+        let plugins = TestSupport.makeTemporaryDirectory("refusing-supervisor")
+        defer { try? FileManager.default.removeItem(atPath: plugins) }
+        try FileManager.default.copyItem(atPath: TestSupport.buildDirectory + "/libhaptics-gpio.so", toPath: plugins + "/libhaptics-gpio.so")
+        // Answers on its socket (descriptor 3) as a supervisor of another table layout would.
+        try PWMTree.put(plugins + "/haptics-stop-guard", "#!/bin/sh\nprintf 'E table version %s, this supervisor knows version 0' \"$2\" >&3\n")
+        chmod(plugins + "/haptics-stop-guard", 0o755)
+        let erm = try ERMTree()
+        let (ending, output) = try Self.run(erm.arguments(.term, extra: ["--plugins", plugins]), in: erm.tree.root, label: "refused")
+        #expect(ending == .signaled(SIGTERM), "\(output)")
+        #expect(output.contains("stop guard: \(plugins)/haptics-stop-guard refused to supervise (table version 1, this supervisor knows version 0)"), "\(output)")
+        #expect(output.contains("not when the process is killed with SIGKILL"), "\(output)")
+        #expect(try erm.read(erm.duty) == "0")
+    }
+
     @Test("the supervisor run by hand explains itself and refuses")
     func byHand() throws {
         let (status, output) = try TestSupport.run(TestSupport.buildDirectory + "/haptics-stop-guard", [])
