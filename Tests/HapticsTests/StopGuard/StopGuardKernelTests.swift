@@ -9,14 +9,16 @@ import Glibc
 #endif
 
 /// The longest the actuators may keep running after the process started to die, in milliseconds,
-/// on the rig (TCG emulation, one vCPU, the other boot and the host's suites beside it). The figures
-/// measured are in `Docs/StopGuard.md` (at most about 55 ms in the process, about 160 ms through the
-/// supervisor, in a quiet pass); these bounds leave room for the emulator's stalls.
+/// on the rig: TCG emulation with one vCPU, the other boot and the host's suites beside it, on a
+/// machine that may be shared. The figures measured are in `Docs/StopGuard.md`: up to about 60 ms
+/// in the process and 75 ms through the supervisor on a quiet machine, up to 290 ms in the process
+/// on a starved one; the bounds leave room for that, and still tell "at once" from "never" (the test
+/// also checks who stopped them).
 enum StopBound {
     /// Stopped by the process's own handler or atexit hook.
-    static let inProcess = 250.0
+    static let inProcess = 1_000.0
     /// Stopped by the supervisor after SIGKILL: the kernel tears the process down first.
-    static let supervisor = 1_000.0
+    static let supervisor = 2_000.0
     static func of(_ death: ProbeDeath) -> Double { death.stoppedInProcess ? inProcess : supervisor }
 }
 
