@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "haptic-cal", targets: ["haptic-cal"]),
         .executable(name: "haptics-bench", targets: ["haptics-bench"]),
         .executable(name: "hapticsd", targets: ["hapticsd"]),
+        // Installed beside the hardware plugins: stops their actuators when a process dies unseen (SIGKILL, OOM).
+        .executable(name: "haptics-stop-guard", targets: ["haptics-stop-guard"]),
         // Backends: the loader picks up files named libhaptics-NAME.so.
         .library(name: "haptics-null", type: .dynamic, targets: ["HapticsNullBackend"]),
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
@@ -62,14 +64,18 @@ let package = Package(
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
+        // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
+        .target(name: "HapticsStopGuard", path: "Plugins/StopGuard/Library"),
+        .executableTarget(name: "haptics-stop-guard", dependencies: ["HapticsStopGuard"], path: "Plugins/StopGuard/Supervisor"),
         .target(name: "HIDReports", path: "Plugins/HID/Reports"),
         .target(
-            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi"], path: "Plugins/HID/Backend"),
+            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
+            path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem"],
+            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/GPIO/Backend"),
         // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
         // ioctl shim, and the libudev backend.
@@ -129,6 +135,8 @@ let package = Package(
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
+        // A client that opens devices, drives them and dies the way a test asks (the stop-guard tests).
+        .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
                 "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus",
