@@ -4,7 +4,7 @@
  */
 #include "hapticsd_interfaces.h"
 
-/* Implemented in Swift (Sources/HapticsDaemon/Interfaces/*.swift). */
+/* Implemented in Swift, in the files of Sources/HapticsDaemon/Interfaces/. */
 int hapticsd_manager_call(sd_bus_message *message, void *userdata, sd_bus_error *error);
 int hapticsd_player_call(sd_bus_message *message, void *userdata, sd_bus_error *error);
 int hapticsd_feedback_call(sd_bus_message *message, void *userdata, sd_bus_error *error);
