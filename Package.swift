@@ -8,6 +8,8 @@
 //   Sources/HapticsPluginKit  helpers for writing a backend in Swift (linked into plugins, never the host)
 //   Sources/haptic-cal      the CLI
 //   Sources/haptics-bench   the benchmark executable (release build, prints tables)
+//   Sources/hapticsd        the haptics service (D-Bus, sd-bus); Sources/HapticsDaemon is its library
+//   Sources/HapticsBus      the one Swift face of sd-bus (libsystemd), for the service and its client plugin
 //   Plugins/*               backends, each a `.dynamic` product `libhaptics-NAME.so` loaded with dlopen
 //   Tests/                  Swift Testing suites; Tests/VMRig holds the helpers for the kernel VM rig
 import PackageDescription
@@ -19,13 +21,23 @@ let package = Package(
         .library(name: "Haptics", targets: ["Haptics"]),
         .executable(name: "haptic-cal", targets: ["haptic-cal"]),
         .executable(name: "haptics-bench", targets: ["haptics-bench"]),
+        .executable(name: "hapticsd", targets: ["hapticsd"]),
+        // Installed beside the hardware plugins: stops their actuators when a process dies unseen (SIGKILL, OOM).
+        .executable(name: "haptics-stop-guard", targets: ["haptics-stop-guard"]),
         // Backends: the loader picks up files named libhaptics-NAME.so.
         .library(name: "haptics-null", type: .dynamic, targets: ["HapticsNullBackend"]),
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
         .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
+        // The client transport the core loads with dlopen when hapticsd runs (not a backend: another prefix).
+        .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
+        .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
+        // The JSON layer and the board-file reader, for the fuzzing harnesses in Fuzz/ (a package of
+        // their own, so the sanitizer build never touches this one's).
+        .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
+        .library(name: "GPIOBoards", targets: ["GPIOBoards"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -52,21 +64,57 @@ let package = Package(
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
         .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
+        // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
+        .target(name: "HapticsStopGuard", path: "Plugins/StopGuard/Library"),
+        .executableTarget(name: "haptics-stop-guard", dependencies: ["HapticsStopGuard"], path: "Plugins/StopGuard/Supervisor"),
         .target(name: "HIDReports", path: "Plugins/HID/Reports"),
         .target(
-            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi"], path: "Plugins/HID/Backend"),
+            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
+            path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem"],
+            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/GPIO/Backend"),
+        // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
+        // ioctl shim, and the libudev backend.
+        .target(name: "EvdevEffects", path: "Plugins/Evdev/Effects"),
+        .target(name: "CEvdevShim", path: "Plugins/Evdev/Shim"),
+        .target(
+            name: "HapticsEvdevBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
+            path: "Plugins/Evdev/Backend"),
+        .systemLibrary(
+            name: "CUdev", path: "Plugins/CUdev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
         .systemLibrary(
             name: "CHidapi", path: "Plugins/CHidapi", pkgConfig: "hidapi-hidraw",
             providers: [.apt(["libhidapi-dev"])]),
         .systemLibrary(
             name: "CGpiod", path: "Plugins/CGpiod", pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]),
+
+        // The service: sd-bus through one Swift wrapper; the interface tables in C (sd-bus's macros).
+        .systemLibrary(
+            name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "HapticsBus", dependencies: ["CSystemd", "HapticsSupport"]),
+        .target(name: "CHapticsdInterfaces", dependencies: ["CSystemd"], path: "Sources/hapticsd-interfaces"),
+        .target(
+            name: "HapticsDaemon",
+            dependencies: [
+                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "hapticsd",
+            dependencies: [
+                "HapticsDaemon", "Haptics", "HapticsBus", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit"],
+            path: "Plugins/DaemonClient"),
 
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport"]),
@@ -81,13 +129,17 @@ let package = Package(
                 "Haptics", "HapticsSupport", "HapticsCalibration", "HapticsInteraction",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport"]),
+        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport", "HapticsBus"]),
+        // A program written against the public API only, run by the tests with and without hapticsd.
+        .executableTarget(name: "haptics-impact-example", dependencies: ["Haptics"], path: "Examples/Swift/ImpactExample"),
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
+        // A client that opens devices, drives them and dies the way a test asks (the stop-guard tests).
+        .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "VMRig",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -1,5 +1,6 @@
 import CHapticsABI
 import HapticsPluginKit
+import HapticsSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -56,11 +57,24 @@ final class RecordingBackend: BackendDriver {
         try? log?.flush()
     }
 
-    /// Takes a device out of the list and tells the host, as an unplug would.
+    /// Takes a device out of the list and tells the host, as an unplug would; a device with
+    /// `replug_after_ms` comes back that much later (on a thread of its own, as a hotplug monitor's).
     func unplug(_ id: String) {
         unplugged.withLock { _ = $0.insert(id) }
         log?.append(event: "unplug", device: id)
         services.notify(HAPTICS_EVENT_DEVICE_REMOVED, deviceID: id)
+        guard let delay = simulated.first(where: { $0.spec.id == id })?.replugAfterMilliseconds else { return }
+        let deadline = Monotonic.now() + UInt64(delay) * 1_000_000
+        do {
+            try PosixThread.start(name: "recording-plug") { [self] in
+                Monotonic.sleep(until: deadline)
+                unplugged.withLock { _ = $0.remove(id) }
+                log?.append(event: "replug", device: id)
+                services.notify(HAPTICS_EVENT_DEVICE_ADDED, deviceID: id)
+            }.detach()
+        } catch {
+            services.log(HAPTICS_LOG_ERROR, "recording: cannot replug \(id): \(error)")
+        }
     }
 }
 

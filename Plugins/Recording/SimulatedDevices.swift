@@ -16,6 +16,9 @@ struct SimulatedDevice: Sendable {
     /// After this many frames every further frame fails with EIO (a transport that broke), while the
     /// device stays present. Tests use it to exercise system errors.
     var failAfterFrames: Int?
+    /// This long after an unplug, in milliseconds, the device comes back (the host is told it was
+    /// added), as a pad plugged in again. Tests use it to exercise hotplug.
+    var replugAfterMilliseconds: Int?
 }
 
 /// The built-in simulated devices, as data. `recording.devices` names them (or describes others in JSON).
@@ -108,10 +111,11 @@ enum DeviceConfiguration {
     }
 
     /// One device object: `id`, `name`, `actuator`, `channels`, `min_update_interval_ms`, `wake_latency_ms`,
-    /// `unplug_after_frames`, `fail_after_frames`, `envelope`.
+    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`.
     static func device(_ object: JSONObjectCursor) throws(JSONPathError) -> SimulatedDevice {
         try object.rejectUnknownKeys(allowed: [
-            "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames", "envelope",
+            "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames",
+            "replug_after_ms", "envelope",
         ])
         let id = try object.required("id").string()
         guard !id.isEmpty, id.utf8.count < Int(HAPTICS_ID_SIZE) else { throw object.error("id must be 1...\(HAPTICS_ID_SIZE - 1) bytes") }
@@ -128,7 +132,8 @@ enum DeviceConfiguration {
             envelope: try object.optional("envelope").map { cursor throws(JSONPathError) in try envelope(cursor.object()) })
         return SimulatedDevice(
             spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)),
-            failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)))
+            failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)),
+            replugAfterMilliseconds: try object.optional("replug_after_ms")?.integer(in: 0...60_000))
     }
 
     /// The drive envelope a simulated device states as its own (the GPIO backend's board limits, for

@@ -1,3 +1,5 @@
+import HapticsSupport
+
 /// A knob's or slider's detents as data, after SmartKnob: the range, where the detents are, how
 /// strongly they click, how firmly the ends stop, and the snap point.
 ///
@@ -26,7 +28,11 @@ public struct DetentConfiguration: Sendable, Hashable {
     /// The detent positions, ascending.
     public let detents: [Double]
 
-    /// A configuration. Throws for an empty range, a width ≤ 0, no positions, or a snap point outside 0.5 … 1.
+    /// The most detents a configuration may have.
+    public static let maximumDetents = 10_000
+
+    /// A configuration. Throws for an empty range, a width ≤ 0, no positions, more than
+    /// ``maximumDetents`` detents, or a snap point outside 0.5 … 1.
     public init(
         range: ClosedRange<Double>, spacing: Spacing, detentStrength: Double = 0.6, endStopStrength: Double = 1,
         snapPoint: Double = 0.55
@@ -41,11 +47,20 @@ public struct DetentConfiguration: Sendable, Hashable {
         switch spacing {
         case .uniform(let width):
             guard width > 0, width.isFinite else { throw .invalid("detent width \(width) must be > 0") }
-            let count = Int(((range.upperBound - range.lowerBound) / width + 1e-9).rounded(.down))
-            detents = (0...count).map { range.lowerBound + Double($0) * width }
+            // Counted in Double first: a span that overflows or a tiny width must be an error, not a trap.
+            let gaps = ((range.upperBound - range.lowerBound) / width + 1e-9).rounded(.down)
+            guard gaps < Double(Self.maximumDetents) else {
+                let span = "\(JSONValue.format(range.lowerBound))...\(JSONValue.format(range.upperBound))"
+                let count = gaps.isFinite ? JSONValue.format(gaps + 1) : "too many"
+                throw .invalid("range \(span) with detent width \(JSONValue.format(width)) makes \(count) detents; at most \(Self.maximumDetents)")
+            }
+            detents = (0...Int(gaps)).map { range.lowerBound + Double($0) * width }
         case .positions(let positions):
             let inside = positions.filter { range.contains($0) }.sorted()
             guard !inside.isEmpty else { throw .invalid("no detent position lies inside the range") }
+            guard inside.count <= Self.maximumDetents else {
+                throw .invalid("\(inside.count) detent positions lie inside the range; at most \(Self.maximumDetents)")
+            }
             detents = inside
         }
         self.range = range

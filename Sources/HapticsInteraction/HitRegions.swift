@@ -95,11 +95,17 @@ public struct HitRegions: Sendable {
         return hits.min { $0.frame.center.distance(to: point) < $1.frame.center.distance(to: point) }
     }
 
+    /// The most points ``magneticTarget(reachedFrom:to:step:)`` tests on one path.
+    public static let maximumPathSteps = 10_000
+
     /// The magnetic target a movement from `start` coasting to `end` reaches: the one holding the
-    /// end point, else the last one the straight path crosses (walked in steps of at most `step` points).
+    /// end point, else the last one the straight path crosses (walked in steps of at most `step`
+    /// points, or of a ``maximumPathSteps``-th of the path if that is longer). Nil for a path
+    /// that is not finite.
     public func magneticTarget(reachedFrom start: Point, to end: Point, step: Double = 2) -> PointerTarget? {
         let length = start.distance(to: end)
-        let count = max(Int((length / step).rounded(.up)), 1)
+        guard length.isFinite, step > 0 else { return nil }
+        let count = Int(min(max((length / step).rounded(.up), 1), Double(Self.maximumPathSteps)))
         var reached: PointerTarget?
         for index in 0...count {
             let fraction = Double(index) / Double(count)

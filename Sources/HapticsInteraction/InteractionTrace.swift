@@ -26,7 +26,23 @@ import HapticsSupport
 /// - `guide NAME x=X` or `y=Y`: an alignment guide; the pointer's position is the dragged item's centre.
 /// - `at TIME X Y` (pointer) or `at TIME POSITION` (knob): samples in seconds, in time order.
 /// - `#` starts a comment.
+///
+/// Every number is range-checked as it is read (``Limits``); an error names the file, the line,
+/// the value and the range.
 public struct InteractionTrace: Sendable {
+    /// The ranges a trace file's numbers must lie in.
+    public enum Limits {
+        /// Sample times, in seconds from any origin.
+        public static let time = -1e9...1e9
+        /// The longest trace, in seconds from its first sample to its last: a day (a replay plays in real time).
+        public static let span = 86_400.0
+        /// Positions: x and y of targets, samples and guides (points), a knob's range, positions and
+        /// detent positions (its own unit).
+        public static let position = -1e9...1e9
+        /// Sizes: target width and height, padding, corner radius and line height (points), detent width.
+        public static let size = 0.0...1e9
+    }
+
     /// What the trace holds.
     public enum Content: Sendable {
         /// Pointer samples over targets (and optional alignment guides).
@@ -68,10 +84,15 @@ public struct InteractionTrace: Sendable {
             let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
             guard let keyword = words.first else { continue }
-            func number(_ word: String, _ what: String) throws(InteractionError) -> Double {
+            func number(_ word: String, _ what: String, in range: ClosedRange<Double>? = nil) throws(InteractionError) -> Double {
                 guard let value = Double(word), value.isFinite else { throw fail("\(what) '\(word)' is not a number") }
+                if let range, !range.contains(value) {
+                    throw fail("\(what) \(word) is outside \(JSONValue.format(range.lowerBound))...\(JSONValue.format(range.upperBound))")
+                }
                 return value
             }
+            func position(_ word: String, _ what: String) throws(InteractionError) -> Double { try number(word, what, in: Limits.position) }
+            func size(_ word: String, _ what: String) throws(InteractionError) -> Double { try number(word, what, in: Limits.size) }
             func options(from index: Int) throws(InteractionError) -> [String: String] {
                 var result: [String: String] = [:]
                 for word in words.dropFirst(index) {
@@ -88,16 +109,16 @@ public struct InteractionTrace: Sendable {
                 mode = keyword
                 if keyword == "knob" {
                     guard words.count >= 3 else { throw fail("knob needs RANGE_MIN RANGE_MAX, e.g. knob 0 270 width=15") }
-                    let low = try number(words[1], "range minimum"), high = try number(words[2], "range maximum")
+                    let low = try position(words[1], "range minimum"), high = try position(words[2], "range maximum")
                     let option = try options(from: 3)
                     let unknown = Set(option.keys).subtracting(["width", "positions", "strength", "endstop", "snap"])
                     if let key = unknown.first { throw fail("unknown knob option '\(key)'; options: width, positions, strength, endstop, snap") }
                     let spacing: DetentConfiguration.Spacing
                     if let width = option["width"] {
-                        spacing = .uniform(width: try number(width, "width"))
+                        spacing = .uniform(width: try size(width, "width"))
                     } else if let list = option["positions"] {
                         var positions: [Double] = []
-                        for item in list.split(separator: ",") { positions.append(try number(String(item), "detent position")) }
+                        for item in list.split(separator: ",") { positions.append(try position(String(item), "detent position")) }
                         spacing = .positions(positions)
                     } else {
                         throw fail("knob needs width=W or positions=a,b,…")
@@ -119,8 +140,8 @@ public struct InteractionTrace: Sendable {
                 guard words.count >= 6 else { throw fail("target needs ID X Y WIDTH HEIGHT") }
                 guard !targets.contains(where: { $0.id == words[1] }) else { throw fail("target '\(words[1])' is defined twice") }
                 let frame = Rect(
-                    x: try number(words[2], "x"), y: try number(words[3], "y"), width: try number(words[4], "width"),
-                    height: try number(words[5], "height"))
+                    x: try position(words[2], "x"), y: try position(words[3], "y"), width: try size(words[4], "width"),
+                    height: try size(words[5], "height"))
                 var target = PointerTarget(id: words[1], frame: frame)
                 for (key, value) in try options(from: 6) {
                     switch key {
@@ -129,21 +150,21 @@ public struct InteractionTrace: Sendable {
                         case "highlight": target.effect = .highlight
                         case "lift": target.effect = .lift
                         case "hover": target.effect = .hover
-                        case _ where value.hasPrefix("beam:"): target.effect = .beam(lineHeight: try number(String(value.dropFirst(5)), "line height"))
+                        case _ where value.hasPrefix("beam:"): target.effect = .beam(lineHeight: try size(String(value.dropFirst(5)), "line height"))
                         default: throw fail("style '\(value)' is not highlight, lift, hover or beam:LINE_HEIGHT")
                         }
                     case "shape":
                         if value == "circle" {
                             target.shape = .circle
                         } else if value.hasPrefix("rect:") {
-                            target.shape = .roundedRectangle(cornerRadius: try number(String(value.dropFirst(5)), "corner radius"))
+                            target.shape = .roundedRectangle(cornerRadius: try size(String(value.dropFirst(5)), "corner radius"))
                         } else {
                             throw fail("shape '\(value)' is not circle or rect:RADIUS")
                         }
                     case "bezel":
                         guard value == "yes" || value == "no" else { throw fail("bezel '\(value)' is not yes or no") }
                         target.hasBezel = value == "yes"
-                    case "padding": target.padding = try number(value, "padding")
+                    case "padding": target.padding = try size(value, "padding")
                     case "bar": target.barGroup = value
                     default: throw fail("unknown target option '\(key)'; options: style, shape, bezel, padding, bar")
                     }
@@ -155,18 +176,23 @@ public struct InteractionTrace: Sendable {
                     throw fail("guide needs NAME x=X or NAME y=Y")
                 }
                 let axis = String(words[2][..<equals])
-                guides.append(.init(name: words[1], position: try number(String(words[2][words[2].index(after: equals)...]), "guide position"), vertical: axis == "x"))
+                guides.append(.init(name: words[1], position: try position(String(words[2][words[2].index(after: equals)...]), "guide position"), vertical: axis == "x"))
             case "at":
                 guard let mode else { throw fail("a sample before the trace's kind; start the file with 'pointer' or 'knob'") }
-                let time = try number(words.count > 1 ? words[1] : "", "time")
+                let time = try number(words.count > 1 ? words[1] : "", "time", in: Limits.time)
                 let previous = mode == "pointer" ? pointerSamples.last?.time : knobSamples.last?.time
                 if let previous, time < previous { throw fail("time \(time) is earlier than the previous sample's \(previous)") }
+                if let first = mode == "pointer" ? pointerSamples.first?.time : knobSamples.first?.time, time - first > Limits.span {
+                    throw fail(
+                        "time \(words[1]) is \(JSONValue.format(time - first)) s after the first sample's; "
+                            + "a trace may span at most \(JSONValue.format(Limits.span)) s")
+                }
                 if mode == "pointer" {
                     guard words.count == 4 else { throw fail("a pointer sample is 'at TIME X Y'") }
-                    pointerSamples.append(PointerSample(time: time, position: Point(x: try number(words[2], "x"), y: try number(words[3], "y"))))
+                    pointerSamples.append(PointerSample(time: time, position: Point(x: try position(words[2], "x"), y: try position(words[3], "y"))))
                 } else {
                     guard words.count == 3 else { throw fail("a knob sample is 'at TIME POSITION'") }
-                    knobSamples.append((time, try number(words[2], "position")))
+                    knobSamples.append((time, try position(words[2], "position")))
                 }
             default:
                 throw fail("unknown line '\(keyword)'; expected pointer, knob, target, guide or at")

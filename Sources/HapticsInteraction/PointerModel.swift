@@ -37,7 +37,10 @@ public struct PointerModel: Sendable {
     private var current: String?
     private var projected: String?
     private var lineY: Double?
+    /// The samples of the velocity window: `recent[recentStart...]` (older ones are dropped in bulk,
+    /// so a long run of samples inside one window costs linear time, not quadratic).
     private var recent: [PointerSample] = []
+    private var recentStart = 0
 
     /// A model over `targets`.
     public init(targets: [PointerTarget], parameters: InteractionParameters = InteractionParameters()) {
@@ -91,9 +94,14 @@ public struct PointerModel: Sendable {
         }
 
         recent.append(sample)
-        recent.removeAll { $0.time < sample.time - parameters.velocityWindow }
+        // Samples arrive in time order, so the window's old samples are at its front.
+        while recentStart < recent.count, recent[recentStart].time < sample.time - parameters.velocityWindow { recentStart += 1 }
+        if recentStart > 64, recentStart * 2 > recent.count {
+            recent.removeFirst(recentStart)
+            recentStart = 0
+        }
         var target: String?
-        if let first = recent.first, sample.time > first.time {
+        if recentStart < recent.count, case let first = recent[recentStart], sample.time > first.time {
             let elapsed = sample.time - first.time
             let velocity = Point(x: (sample.position.x - first.position.x) / elapsed, y: (sample.position.y - first.position.y) / elapsed)
             if (velocity.x * velocity.x + velocity.y * velocity.y).squareRoot() >= parameters.flickSpeed {
@@ -107,9 +115,15 @@ public struct PointerModel: Sendable {
         return (PointerFrame(time: sample.time, raw: sample.position, displayed: displayed, target: current, projectedTarget: target), events)
     }
 
+    /// The longest projection, in points: far beyond any screen, and short enough to walk.
+    public static let maximumProjection = 10_000.0
+
     /// How far a movement at `velocity` (points per second) coasts with a deceleration `rate` per
-    /// millisecond: the limit of the geometric series UIKit uses, `(v / 1000) · r / (1 − r)` points.
+    /// millisecond: the limit of the geometric series UIKit uses, `(v / 1000) · r / (1 − r)` points,
+    /// at most ``maximumProjection`` either way (samples microseconds apart can make any velocity).
     public static func projection(_ velocity: Double, _ rate: Double) -> Double {
-        velocity / 1000 * rate / (1 - rate)
+        let distance = velocity / 1000 * rate / (1 - rate)
+        guard !distance.isNaN else { return 0 }
+        return min(max(distance, -maximumProjection), maximumProjection)
     }
 }

@@ -95,7 +95,7 @@ public enum TracePlot {
         for event in fired where event.effect != nil {
             guard let frame = frames.last(where: { $0.time <= event.time }) else { continue }
             svg += "<circle cx=\"\(x(frame.displayed.x))\" cy=\"\(y(frame.displayed.y))\" r=\"5\" fill=\"\(color(for: event))\"/>\n"
-            svg += "<text x=\"\(x(frame.displayed.x) + "")\" dx=\"7\" y=\"\(y(frame.displayed.y))\" font-family=\"sans-serif\" font-size=\"9\">\(Int((event.time * 1000).rounded())) ms \(event.effect!)</text>\n"
+            svg += "<text x=\"\(x(frame.displayed.x) + "")\" dx=\"7\" y=\"\(y(frame.displayed.y))\" font-family=\"sans-serif\" font-size=\"9\">\(JSONValue.format((event.time * 1000).rounded())) ms \(event.effect!)</text>\n"
         }
         svg += "<text x=\"20\" y=\"\(Int(660))\" font-family=\"sans-serif\" font-size=\"10\">grey: raw path; blue: displayed (magnetism, line keeping); dashed: hit regions; dots: feedback (green played, orange deferred, grey coalesced)</text>\n"
         return (svg, 680)

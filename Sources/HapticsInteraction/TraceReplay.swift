@@ -17,7 +17,8 @@ public enum TraceReplay {
         public var decision: OveruseGuard.Decision?
 
         public var description: String {
-            let seconds = String(Int((time * 1000).rounded())) + " ms"
+            let milliseconds = (time * 1000).rounded()
+            let seconds = milliseconds.isFinite ? JSONValue.format(milliseconds) + " ms" : "\(time) s"
             guard let effect, let decision else { return "\(seconds)  \(event)" }
             let outcome: String
             switch decision {
@@ -32,11 +33,16 @@ public enum TraceReplay {
     /// Replays `trace` on `engine`: each event's feedback is requested at the event's time after
     /// the engine's current time, on the engine's clock. Returns when the last one has been
     /// requested and `tail` seconds more have passed (on a manual clock: after advancing it).
+    ///
+    /// Only events within ``InteractionTrace/Limits/span`` (a day) of the first are replayed, as a
+    /// trace file allows: a trace made in code with times centuries apart would otherwise drive the
+    /// engine's clock to the end of its range.
     public static func run(
         _ trace: InteractionTrace, on engine: HapticEngine, parameters: InteractionParameters = InteractionParameters(), tail: Double = 0.3,
         advance: (@Sendable (HapticInstant) -> Void)? = nil
     ) -> [Fired] {
-        let events = trace.events(parameters: parameters)
+        let all = trace.events(parameters: parameters)
+        let events = all.filter { $0.time.isFinite && $0.time - all[0].time <= InteractionTrace.Limits.span }
         let strengths = trace.strengths
         let feedback = InteractionFeedback(engine: engine, detentStrength: strengths.detent, endStopStrength: strengths.endStop)
         feedback.prepare()
@@ -52,7 +58,7 @@ public enum TraceReplay {
             }
         }
         // Every request falls due before `end`; the tail lets the last feedback finish playing.
-        let end = start.advanced(bySeconds: (events.last?.time ?? firstTime) - firstTime + tail)
+        let end = start.advanced(bySeconds: (events.last?.time ?? firstTime) - firstTime + min(max(tail, 0), InteractionTrace.Limits.span))
         if let advance { advance(end) } else { sleep(until: end) }
         return fired.withLock { $0 }
     }

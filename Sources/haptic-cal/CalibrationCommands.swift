@@ -66,8 +66,10 @@ struct SourceOptions: ParsableArguments {
 
     func validate(allowInteractive: Bool) throws {
         let choice = try choice(allowInteractive: allowInteractive)
-        if model != nil, choice != .simulated {
-            throw ValidationError("--model sets simulated physics; use it with --source simulated")
+        if let model {
+            guard choice == .simulated else { throw ValidationError("--model sets simulated physics; use it with --source simulated") }
+            // Keys and ranges now; channel names need the device.
+            do { try ModelParameters.check(settings: model) } catch { throw ValidationError("\(error)") }
         }
         if let bench {
             guard BenchPreset.named(bench) != nil else {
@@ -121,7 +123,8 @@ extension SourceOptions {
                 system: nil, temporaryRecording: temporary)
         case .accelerometer(let request):
             var bench: SimulatedBench?
-            var system = global.makeSystem()
+            // Calibration drives the actuator frame by frame: only in the process that owns it.
+            var system = global.makeSystem(inProcess: true)
             var root = iioRoot
             if let name = self.bench, let preset = BenchPreset.named(name) {
                 let simulated = try SimulatedBench(preset: preset)
@@ -130,7 +133,8 @@ extension SourceOptions {
                     try simulated.start()
                     system = HapticSystem(
                         configuration: .init(
-                            searchPath: global.searchPath, settings: global.backendSettings().merging(simulated.backendSettings) { $1 }, logger: quietLogger()))
+                            searchPath: global.searchPath, settings: global.backendSettings().merging(simulated.backendSettings) { $1 }, logger: quietLogger(),
+                            daemon: .never))
                     root = simulated.iioRoot
                 } catch {
                     simulated.remove()
@@ -162,7 +166,7 @@ extension SourceOptions {
                 throw error
             }
         case .interactive:
-            let system = global.makeSystem()
+            let system = global.makeSystem(inProcess: true)
             let opened = try system.openDevice(device)
             let source = InteractiveSource(
                 playback: try RealtimePlayback(device: opened, logger: quietLogger()), dialog: TerminalDialog(), settings: quick ? .quick : .standard)

@@ -15,6 +15,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("record"), help: ArgumentHelp("Write what the recording backend captures to this JSON Lines file.", valueName: "file"))
     var record: String?
 
+    @Flag(name: .customLong("in-process"), help: "Open the devices in this process even when hapticsd runs (it must not hold them).")
+    var inProcess = false
+
     func validate() throws {
         for setting in settings {
             guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
@@ -48,14 +51,18 @@ struct GlobalOptions: ParsableArguments {
         return (temporary, temporary)
     }
 
-    /// Loads the plugins.
-    func makeSystem(recordingOutput: String? = nil) -> HapticSystem {
-        HapticSystem(configuration: .init(searchPath: searchPath, settings: backendSettings(recordingOutput: recordingOutput), logger: quietLogger()))
+    /// Connects to hapticsd when it runs (unless `--in-process` or `inProcess`), else loads the plugins.
+    func makeSystem(recordingOutput: String? = nil, inProcess forced: Bool = false) -> HapticSystem {
+        HapticSystem(
+            configuration: .init(
+                searchPath: searchPath, settings: backendSettings(recordingOutput: recordingOutput), logger: quietLogger(),
+                daemon: inProcess || forced ? .never : .automatic))
     }
 
     /// Runs `body` with the device `query` names opened and an engine on it, then stops and closes
-    /// them; returns `body`'s result, the device's description and, for a recording device, what
-    /// it recorded (complete: read after the backend is gone).
+    /// them; returns `body`'s result, the device's description and, for a recording device this
+    /// process opened, what it recorded (complete: read after the backend is gone). Through hapticsd
+    /// the recording is the service's.
     func withDevice<Result>(
         _ query: String, _ body: (DeviceDescription, HapticEngine) throws -> Result
     ) throws -> (result: Result, description: DeviceDescription, recording: Recording?) {
@@ -63,8 +70,13 @@ struct GlobalOptions: ParsableArguments {
         defer { if let temporary = target.temporary { try? FileManager.default.removeItem(atPath: temporary) } }
         let result: Result
         let description: DeviceDescription
+        var inProcess = true
         do {
             let system = makeSystem(recordingOutput: target.path)
+            if case .daemon(let info) = system.mode {
+                inProcess = false
+                FileHandle.standardError.write(Data("playing through hapticsd (pid \(info.processID)), which owns the device\n".utf8))
+            }
             description = try system.resolve(query)
             let device = try system.openDevice(description.id)
             defer { device.close() }
@@ -72,7 +84,7 @@ struct GlobalOptions: ParsableArguments {
             defer { engine.stop() }
             result = try body(description, engine)
         }
-        let recording = description.backend == "recording" ? try Recording(contentsOf: target.path) : nil
+        let recording = inProcess && description.backend == "recording" ? try Recording(contentsOf: target.path) : nil
         return (result, description, recording)
     }
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Haptics
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `haptic-cal list`: the plugins found, each load failure with its reason, and every device.
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List plugins, plugin load failures and devices.")
@@ -10,8 +14,17 @@ struct List: ParsableCommand {
     func run() throws {
         let system = global.makeSystem()
         let report = system.plugins
+        let owner: String
+        switch system.mode {
+        case .daemon(let info):
+            print("Mode: through hapticsd, which owns every device (pid \(info.processID), \(info.uniqueName) on the \(info.bus) bus, API \(info.version))")
+            owner = "hapticsd (pid \(info.processID))"
+        case .inProcess(let reason):
+            print("Mode: in-process; this process opens the devices it plays on (not through hapticsd: \(reason))")
+            owner = "this process (pid \(getpid())) when it plays"
+        }
         print("Plugins (searched: \(report.searchedDirectories.joined(separator: ", ")))")
-        if report.backends.isEmpty { print("  none found") }
+        if report.backends.isEmpty { print(system.mode.isDaemon ? "  none loaded here: hapticsd loads them" : "  none found") }
         for backend in report.backends {
             print("  \(pad(backend.name, 10)) \(backend.path)")
         }
@@ -25,11 +38,20 @@ struct List: ParsableCommand {
         let width = max(listing.devices.map(\.id.count).max() ?? 0, 10) + 2
         for device in listing.devices {
             print("  \(pad(device.id, width))\(device.name): \(device.channelSummary)")
+            print("  \(pad("", width))owner: \(owner)")
             if let reason = device.unavailableReason { print("  \(pad("", width))unavailable: \(reason)") }
             if !device.alternatives.isEmpty {
                 print("  \(pad("", width))served by \(device.backend); also reachable as \(device.alternatives.joined(separator: ", "))")
             }
         }
         for failure in listing.failures { print("  (\(failure))") }
+    }
+}
+
+extension HapticSystem.Mode {
+    /// Whether hapticsd owns the devices.
+    var isDaemon: Bool {
+        if case .daemon = self { return true }
+        return false
     }
 }

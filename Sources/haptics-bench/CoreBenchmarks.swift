@@ -70,7 +70,7 @@ enum CoreBenchmarks {
         var preparedStarts: [HapticInstant] = [], idleStarts: [HapticInstant] = []
         let wakeLatency: Double
         do {
-            let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra", "recording.output": output]))
+            let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra", "recording.output": output], daemon: .never))
             let device = try system.openDevice("recording:lra")
             wakeLatency = device.description.wakeLatency
             let engine = try HapticEngine(devices: [device], policy: HapticPolicy())
@@ -139,7 +139,7 @@ enum CoreBenchmarks {
         var scheduled: [HapticInstant] = []
         let realtime: Bool
         do {
-            let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra", "recording.output": output]))
+            let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra", "recording.output": output], daemon: .never))
             let device = try system.openDevice("recording:lra")
             let clock = SystemClock(name: "bench-engine")
             let engine = try HapticEngine(devices: [device], clock: clock, policy: HapticPolicy())
@@ -228,7 +228,7 @@ enum CoreBenchmarks {
     // MARK: - Idle engine
 
     static func idleEngine(seconds: Double) throws {
-        let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra"]))
+        let system = HapticSystem(configuration: .init(settings: ["recording.devices": "lra"], daemon: .never))
         let device = try system.openDevice("recording:lra")
         let clock = SystemClock(name: "bench-idle")
         let engine = try HapticEngine(devices: [device], clock: clock, policy: HapticPolicy())

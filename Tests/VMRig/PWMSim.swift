@@ -112,7 +112,9 @@ public struct PWMSim: Sendable {
     public func configure(channel: Int, _ state: State) throws {
         try export(channel: channel)
         let dir = channelPath(channel)
-        try SysFS.write(dir + "/enable", "0")
+        // A channel never configured has period 0, and the PWM core refuses any state with period 0
+        // (disabling included): disable only what runs.
+        if try SysFS.integer(dir + "/enable") != 0 { try SysFS.write(dir + "/enable", "0") }
         // The period must stay ≥ the duty cycle at every step.
         if try SysFS.integer(dir + "/duty_cycle") > Int64(state.period) {
             try SysFS.write(dir + "/duty_cycle", "0")

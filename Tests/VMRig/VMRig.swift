@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Two sides use this type:
 /// - **Host side** (a normal `swift test`): ``availability``, ``prepare()``, ``run(script:kernelArguments:timeout:)``
-///   and ``runGuestTests(filter:kernelArguments:preparation:timeout:)`` boot the VM through
+///   and ``runGuestTests(filters:kernelArguments:preparation:timeout:)`` boot the VM through
 ///   `Scripts/vm/run` and run commands or the test binary itself inside it.
 /// - **Guest side** (code running inside the VM): ``isInsideVM``, ``loadKernelModule(_:)`` and the
 ///   device helpers ``UHIDDevice``, ``GPIOSim`` and ``PWMSim``.

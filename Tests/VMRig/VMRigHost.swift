@@ -125,18 +125,24 @@ extension VMRig {
     /// the parent suite `GuestKernelTests` of the `HapticsTests` target.
     public static let guestSuiteFilter = #"^HapticsTests\.GuestKernelTests(/|$)"#
 
+    /// The `--filter` of the guest-side suites that need the guest to themselves: everything nested
+    /// in `GuestExclusiveKernelTests` (CPU-heavy child processes that would upset the timing of the
+    /// other suites, whose own figures need a quiet machine). They run after the others, alone.
+    public static let exclusiveGuestSuiteFilter = #"^HapticsTests\.GuestExclusiveKernelTests(/|$)"#
+
     /// Boots the VM and runs this test binary (`/proc/self/exe`) inside it with Swift Testing,
-    /// restricted to `filter`, writing an event stream into the results share; returns what
-    /// the guest tests reported.
+    /// once per filter, one pass after the other, writing their event streams into the results
+    /// share; returns what the guest tests reported (every pass together).
     ///
     /// - Parameters:
-    ///   - filter: a Swift Testing `--filter` regular expression (default ``guestSuiteFilter``).
+    ///   - filters: Swift Testing `--filter` regular expressions, one pass each (default
+    ///     ``guestSuiteFilter``, then ``exclusiveGuestSuiteFilter``).
     ///   - kernelArguments: extra kernel command-line words.
     ///   - preparation: shell lines run in the guest before the tests (e.g. `modprobe`s; they
     ///     can use `$HAPTICS_VM_RIG_ROOT`).
     ///   - timeout: the VM is killed after this long.
     public static func runGuestTests(
-        filter: String = guestSuiteFilter, kernelArguments: [String] = [], preparation: [String] = [],
+        filters: [String] = [guestSuiteFilter, exclusiveGuestSuiteFilter], kernelArguments: [String] = [], preparation: [String] = [],
         timeout: Duration = .seconds(300)
     ) async throws -> GuestTestReport {
         let binary = try SysFS.readLink("/proc/self/exe")
@@ -146,20 +152,30 @@ extension VMRig {
             throw RigError.unavailable(
                 reason: "the test binary \(binary) is under \(hidden), which the guest mounts its own of; build inside the package")
         }
-        let events = "$HAPTICS_VM_RESULTS/events.jsonl"
+        // Every pass runs, whatever the one before did; the script exits with the first failure's status.
+        let passes = filters.enumerated().map { index, filter in
+            """
+            \(shellQuote(binary)) --testing-library swift-testing --filter \(shellQuote(filter)) \
+            --event-stream-output-path "$HAPTICS_VM_RESULTS/events-\(index + 1).jsonl" --event-stream-version 0 \
+            --xunit-output "$HAPTICS_VM_RESULTS/xunit-\(index + 1).xml" || { code=$?; [ "$status" -ne 0 ] || status=$code; }
+            """
+        }
         let script = """
             #!/bin/sh
-            # Written by VMRig.runGuestTests: runs the guest-side Swift Testing suites.
+            # Written by VMRig.runGuestTests: runs the guest-side Swift Testing suites, one pass per filter.
             export NO_COLOR=1
             \(preparation.joined(separator: "\n"))
-            exec \(shellQuote(binary)) --testing-library swift-testing --filter \(shellQuote(filter)) \
-            --event-stream-output-path "\(events)" --event-stream-version 0 \
-            --xunit-output "$HAPTICS_VM_RESULTS/xunit.xml"
+            status=0
+            \(passes.joined(separator: "\n"))
+            exit $status
 
             """
         let run = try await run(script: script, kernelArguments: kernelArguments, timeout: timeout)
-        let eventData = (try? Data(contentsOf: URL(fileURLWithPath: run.resultsDirectory + "/events.jsonl"))) ?? Data()
-        return GuestTestReport(run: run, eventStream: eventData)
+        var eventData = Data()
+        for index in filters.indices {
+            eventData += (try? Data(contentsOf: URL(fileURLWithPath: run.resultsDirectory + "/events-\(index + 1).jsonl"))) ?? Data()
+        }
+        return GuestTestReport(run: run, eventStream: eventData, passes: filters.count)
     }
 
     /// Quotes `text` for `/bin/sh`.
@@ -211,7 +227,7 @@ public struct GuestTestReport: Sendable {
     public var failed: [String] = []
     /// Test functions (or suites) skipped, e.g. by their `.enabled(if:)` condition, with the reason.
     public var skipped: [String] = []
-    /// Whether the event stream holds the end of the run (false: the guest crashed or timed out).
+    /// Whether the event streams hold the end of every pass's run (false: the guest crashed or timed out).
     public var runEnded = false
 
     /// Issues that fail the run (known issues excluded).
@@ -228,9 +244,10 @@ public struct GuestTestReport: Sendable {
             + "(exit \(run.exitStatus), VM run \(String(format: "%.1f", run.duration.seconds)) s)"
     }
 
-    init(run: VMRunResult, eventStream: Data) {
+    init(run: VMRunResult, eventStream: Data, passes: Int = 1) {
         self.run = run
         var functions = Set<String>()
+        var ended = 0
         for line in eventStream.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
             guard let record = try? JSONDecoder().decode(Record.self, from: Data(line)) else { continue }
             let payload = record.payload
@@ -254,11 +271,12 @@ public struct GuestTestReport: Sendable {
             case "testSkipped":
                 skipped.append((payload.testID ?? "?") + (texts.isEmpty ? "" : ": " + texts.joined(separator: " ")))
             case "runEnded":
-                runEnded = true
+                ended += 1
             default:
                 break
             }
         }
+        runEnded = ended >= passes
     }
 
     private struct Record: Decodable {

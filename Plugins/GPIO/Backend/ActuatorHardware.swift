@@ -1,6 +1,7 @@
 import CGpiodShim
 import GPIOBoards
 import HapticsPluginKit
+import HapticsStopGuard
 import HapticsSupport
 
 #if canImport(Glibc)
@@ -23,8 +24,8 @@ struct HardwarePaths: Sendable, Hashable {
 /// The hardware of one open actuator: its PWM channel(s), its GPIO lines and its stop-guard
 /// registration. The one owner of all three; ``release()`` stops the actuator and frees them, once.
 ///
-/// Every hardware write goes through the stop guard's write section, so a SIGINT/SIGTERM handler
-/// never races a write of another thread, and no write starts once the process is stopping.
+/// Every hardware write goes through the stop guard's write section, so its signal handler never
+/// races a write of another thread, and no write starts once the process is stopping.
 /// Not thread-safe: the owning device serialises calls.
 final class ActuatorHardware {
     let board: BoardFile
@@ -158,7 +159,7 @@ final class ActuatorHardware {
         try? apply(config.idleOutput(currentPeriod: output.pwm.periodNanoseconds))
         released = true
         if guardSlot >= 0 {
-            gpio_stop_guard_unregister(guardSlot)
+            haptics_stop_guard_unregister(guardSlot)
             guardSlot = -1
         }
         if let lines {
@@ -170,28 +171,45 @@ final class ActuatorHardware {
     }
 
     private func withWriteSection(_ body: () throws(BackendFailure) -> Void) throws(BackendFailure) {
-        let entered = gpio_stop_guard_enter(guardSlot)
+        let entered = haptics_stop_guard_enter(guardSlot)
         guard entered == 0 else {
-            throw BackendFailure(code: -entered, "the process is stopping (SIGINT/SIGTERM or exit); the actuator was stopped")
+            throw BackendFailure(code: -entered, "the process is stopping (a fatal signal or exit); the actuator was stopped")
         }
-        defer { gpio_stop_guard_leave(guardSlot) }
+        defer { haptics_stop_guard_leave(guardSlot) }
         try body()
     }
 
-    /// Registers the precomputed stop sequence: lines inactive; duty_cycle ← 0 then enable ← 0 on
-    /// every channel. Lines go first when there is an enable line (the driver stops at once).
+    /// Registers the precomputed stop program with the stop guard (`haptics_stop_guard.h`), which
+    /// applies it on every fatal signal, at exit and, from its supervisor, after any other death:
+    /// the lines inactive; `duty_cycle` ← 0 then `enable` ← 0 on every channel, the channel
+    /// directories locked while the supervisor writes. Lines go first when there is an enable line:
+    /// the driver stops at once, and a DRV2603 whose input fell to 0 % duty while still enabled
+    /// would drive full reverse.
     private func registerStopSequence() throws(BackendFailure) {
-        var writes: [(String, String)] = [(pwm.path(of: "duty_cycle"), "0"), (pwm.path(of: "enable"), "0")]
-        if let directionPWM { writes += [(directionPWM.path(of: "duty_cycle"), "0"), (directionPWM.path(of: "enable"), "0")] }
-        let stopped = [Int32](repeating: 0, count: lines?.roles.count ?? 0)
-        let linesFirst: Int32 = config.gpio?.enable != nil ? 1 : 0
-        let slot = withCStrings(writes.map(\.0)) { paths in
-            withCStrings(writes.map(\.1)) { values in
-                gpio_stop_guard_register(lines?.request, stopped, linesFirst, paths, values, writes.count)
+        let slot = haptics_stop_guard_begin(id)
+        guard slot >= 0 else {
+            throw BackendFailure(code: -slot, "\(id): cannot register the actuator's stop program: \(String(cString: strerror(-slot)))")
+        }
+        var result: Int32 = 0
+        if let lines, let request = lines.request {
+            let flags = lines.activeLow.map { Int32($0 ? 1 : 0) }
+            result = lines.offsets.withUnsafeBufferPointer { offsets in
+                flags.withUnsafeBufferPointer { activeLow in
+                    haptics_stop_guard_add_lines(
+                        slot, lines.chipPath, offsets.count, offsets.baseAddress!, activeLow.baseAddress!, gpiod_shim_set_values_untyped,
+                        UnsafeMutableRawPointer(request))
+                }
             }
         }
-        guard slot >= 0 else {
-            throw BackendFailure(code: -slot, "cannot register the actuator's stop sequence: \(String(cString: strerror(-slot)))")
+        for channel in [pwm, directionPWM].compactMap({ $0 }) where result == 0 {
+            result = haptics_stop_guard_add_write(slot, channel.path(of: "duty_cycle"), "0")
+            if result == 0 { result = haptics_stop_guard_add_write(slot, channel.path(of: "enable"), "0") }
+            if result == 0 { result = haptics_stop_guard_add_lock(slot, channel.directory) }
+        }
+        if result == 0 { result = haptics_stop_guard_arm(slot, config.gpio?.enable != nil ? 1 : 0) }
+        guard result == 0 else {
+            haptics_stop_guard_unregister(slot)
+            throw BackendFailure(code: -result, "\(id): cannot register the actuator's stop program: \(String(cString: strerror(-result)))")
         }
         guardSlot = slot
     }
@@ -265,12 +283,4 @@ final class ActuatorHardware {
         let code = error.errno == EWOULDBLOCK ? EBUSY : (error.errno == 0 ? EINVAL : error.errno)
         return BackendFailure(code: code, "\(place): \(key): \(error)")
     }
-}
-
-/// Calls `body` with `strings` as an array of C string pointers valid during the call.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>>?) -> R) -> R {
-    let storage = strings.map { strdup($0)! }
-    defer { storage.forEach { free($0) } }
-    let pointers = storage.map { UnsafePointer($0) }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
 }

@@ -2,8 +2,9 @@ import CGpiodShim
 import CHapticsSystem
 import CHapticsABI
 import GPIOBoards
-import HapticsSupport
 import HapticsPluginKit
+import HapticsStopGuard
+import HapticsSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -20,9 +21,10 @@ import Glibc
 /// - `gpio.sysfs-root`: where sysfs is (default `/sys`); tests point it at a directory tree;
 /// - `gpio.chip-path`: the directory GPIO chip names are looked up in (default `/dev`).
 ///
-/// Safety: opening an actuator forces it stopped first (whatever a killed process left); SIGINT,
-/// SIGTERM and a normal exit stop every open actuator (`gpio_stop_guard.h`); `close` and
-/// `destroy` stop too; the ``DriveLimiter`` keeps every drive within the board file's limits.
+/// Safety: opening an actuator forces it stopped first (whatever a killed process left); the stop
+/// guard (`haptics_stop_guard.h`) stops every open actuator on every fatal signal, at exit and,
+/// through its supervisor process, after SIGKILL or the OOM killer; `close` and `destroy` stop too;
+/// the ``DriveLimiter`` keeps every drive within the board file's limits.
 @_cdecl("haptics_backend_fill_v1")
 public func gpioBackendFill(
     _ host: UnsafePointer<haptics_host_v1>, _ table: UnsafeMutablePointer<haptics_backend_v1>, _ size: Int
@@ -101,6 +103,7 @@ final class GPIOBackend: BackendDriver {
                     + (known.isEmpty ? "; none found: install one (Hardware/gpio/README.md) or set gpio.boards" : "; found: \(known.joined(separator: ", "))"))
         }
         let hardware = try ActuatorHardware(board: entry.board, config: entry.config, paths: paths)
+        logStopGuardWarning()
         let latency: UInt64
         do {
             latency = try measureWake(hardware)
@@ -117,6 +120,15 @@ final class GPIOBackend: BackendDriver {
             shared.open[deviceID] = WeakDevice(device: device)
         }
         return device
+    }
+
+    /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
+    /// each. An actuator registers once, at its open (not a latency path), so this waits up to 2 s
+    /// for a supervisor just started to answer, or a refusal would go unreported.
+    func logStopGuardWarning() {
+        var text = [CChar](repeating: 0, count: 1024)
+        guard haptics_stop_guard_take_warning(&text, text.count, 2_000) == 1 else { return }
+        services.log(HAPTICS_LOG_WARNING, "gpio: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// Stops the watchdog; a device the host left open (the contract says none is) is closed, so

@@ -17,6 +17,8 @@ final class GPIOLines {
     let roles: [LineRole]
     /// The offsets, in request order.
     let offsets: [UInt32]
+    /// Whether each line is active-low, in request order.
+    let activeLow: [Bool]
     /// The request; nil once released.
     private(set) var request: OpaquePointer?
     /// The logical values last set.
@@ -28,10 +30,11 @@ final class GPIOLines {
         self.chipPath = chipPath
         roles = lines.map(\.role)
         offsets = lines.map(\.offset)
-        let activeLow = lines.map { Int32($0.activeLow ? 1 : 0) }
+        activeLow = lines.map(\.activeLow)
+        let activeLowFlags = lines.map { Int32($0.activeLow ? 1 : 0) }
         let initial = [Int32](repeating: 0, count: lines.count)
         var handle: OpaquePointer?
-        let result = gpiod_shim_request_outputs(chipPath, consumer, offsets, activeLow, initial, lines.count, &handle)
+        let result = gpiod_shim_request_outputs(chipPath, consumer, offsets, activeLowFlags, initial, lines.count, &handle)
         guard result == 0, let handle else { throw LineRequestFailure(errno: -result) }
         request = handle
         values = Dictionary(uniqueKeysWithValues: lines.map { ($0.role, false) })

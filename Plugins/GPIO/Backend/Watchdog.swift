@@ -1,4 +1,5 @@
 import GPIOBoards
+import HapticsStopGuard
 import HapticsSupport
 
 /// Something with a safety deadline: a kick that must end, a continuous drive that must be cut.
@@ -51,6 +52,8 @@ final class Watchdog: Sendable {
     }
 
     private static func run(_ shared: Guarded<State>) {
+        // It writes to the hardware: the stop guard's handler must run here even on a stack overflow.
+        haptics_stop_guard_prepare_thread()
         while let due = shared.wait({ state -> Guarded<State>.Decision<[any DeadlineTarget]?> in
             if state.stopping { return .done(nil) }
             let now = Monotonic.now()

@@ -61,6 +61,11 @@ size_t gpiod_shim_line_count(const gpiod_shim_request *request)
     return request->count;
 }
 
+int gpiod_shim_set_values_untyped(void *request, const int *values)
+{
+    return gpiod_shim_set_values((gpiod_shim_request *)request, values);
+}
+
 #ifdef GPIOD_SHIM_V1
 
 int gpiod_shim_chip_info(const char *path, unsigned int *num_lines, char *label, size_t label_size)

@@ -120,35 +120,38 @@ enum Discovery {
 
     private static let generations = Atomic<UInt64>(0)
 
-    /// Enumerates with hidapi and keeps the nodes of supported controllers whose driver has bound.
+    /// Lists the hidraw nodes in sysfs and keeps those of supported controllers whose driver has bound.
     ///
-    /// The transport comes from hidapi's bus type. hidapi 0.13 reports `HID_API_BUS_USB` only when it
-    /// finds a `usb_device` parent in sysfs, which devices created through `uhid` never have (user-space
-    /// drivers and input remappers that re-export a pad, the VM test rig): for those it says "unknown",
-    /// and the kernel's `HID_ID` bus field (`0003` USB, `0005` Bluetooth) decides.
+    /// Everything comes from `/sys/class/hidraw/hidrawN/device/uevent` (`HID_ID`: bus, vendor and
+    /// product; `HID_UNIQ`: the serial; `HID_PHYS`), which is all `hid_enumerate` would give: on
+    /// hidraw its serial number is `HID_UNIQ`, and its bus type says "unknown" for devices without a
+    /// `usb_device` parent (uhid-based ones), so the kernel's bus decided anyway. Not calling
+    /// `hid_enumerate` also avoids a crash in Debian 12's hidapi 0.13.1: a controller that vanishes
+    /// while it enumerates gives it a NULL uevent, which it passes to `strlen` (fixed upstream in
+    /// hidapi 0.14, PR #580). Here a node that vanishes between two reads is simply skipped.
     static func scan() throws(BackendFailure) -> Scan {
         let generation = generations.add(1, ordering: .relaxed).newValue
         var gamepads: [DiscoveredGamepad] = []
         var pending = false
-        for entry in try HIDAPI.enumerate() {
-            guard ControllerTable.family(vendor: entry.vendorID, product: entry.productID) != nil else { continue }
-            guard let uevent = HidrawSysfs.uevent(path: entry.path) else { continue }  // gone meanwhile
-            guard let transport = HIDTransport(hidBusType: entry.busType) ?? uevent.transport,
-                let match = ControllerTable.match(vendor: entry.vendorID, product: entry.productID, transport: transport)
+        for name in directoryEntries(atPath: HidrawSysfs.classDirectory) where name.hasPrefix("hidraw") {
+            let path = "/dev/" + name
+            guard let uevent = HidrawSysfs.uevent(path: path),  // gone meanwhile, or not a HID device
+                let vendor = uevent.vendorID.flatMap({ UInt16(exactly: $0) }), let product = uevent.productID.flatMap({ UInt16(exactly: $0) }),
+                ControllerTable.family(vendor: vendor, product: product) != nil,
+                let transport = uevent.transport,
+                let match = ControllerTable.match(vendor: vendor, product: product, transport: transport)
             else { continue }
-            guard HidrawSysfs.isBound(path: entry.path) else {
+            guard HidrawSysfs.isBound(path: path) else {
                 pending = true
                 continue
             }
-            let serial = entry.serialNumber.isEmpty ? uevent.uniq : entry.serialNumber
             let id = DiscoveredGamepad.makeID(
-                vendorID: entry.vendorID, productID: entry.productID, transport: transport, serial: serial, phys: uevent.phys,
-                node: HidrawSysfs.nodeName(path: entry.path))
+                vendorID: vendor, productID: product, transport: transport, serial: uevent.uniq, phys: uevent.phys, node: name)
             gamepads.append(
                 DiscoveredGamepad(
-                    id: id, path: entry.path, vendorID: entry.vendorID, productID: entry.productID, transport: transport,
+                    id: id, path: path, vendorID: vendor, productID: product, transport: transport,
                     family: match.family, model: match.model, uniq: uevent.uniq, phys: uevent.phys,
-                    node: NodeIdentity(path: entry.path), physicalID: HidrawSysfs.deviceDirectory(path: entry.path)))
+                    node: NodeIdentity(path: path), physicalID: HidrawSysfs.deviceDirectory(path: path)))
         }
         // Two controllers with the same serial on the same transport (clones) would share an id:
         // the later ones (by node) get the node name appended, which keeps every id unique.

@@ -6,65 +6,18 @@ import Synchronization
 import Glibc
 #endif
 
-/// The one place the backend talks to hidapi (Debian 12: 0.13.1, hidraw backend).
+/// The one place the backend talks to hidapi (Debian 12: 0.13.1, hidraw backend). Discovery does
+/// not use it (``Discovery/scan()`` reads sysfs); opening and writing do.
 ///
 /// hidapi keeps process-wide state: `hid_init` (which also sets `LC_CTYPE` from the environment when
-/// it is still "C"), a udev context per enumeration, and one global "last error" string that
-/// `hid_enumerate` and `hid_open_path` replace. Every call touching that state runs under one
-/// process-wide lock, because several backend instances (one per `HapticSystem`) can enumerate and
-/// open at once. Calls on one opened device (`hid_write`, `hid_read_timeout`,
+/// it is still "C") and one global "last error" string that `hid_open_path` replaces. Every call
+/// touching that state runs under one process-wide lock, because several backend instances (one per
+/// `HapticSystem`) can open at once. Calls on one opened device (`hid_write`, `hid_read_timeout`,
 /// `hid_get_feature_report`, `hid_close`) touch only that device and need no global lock; each
 /// device is used by one thread at a time (see ``HIDHandle``).
 enum HIDAPI {
-    /// Serialises `hid_init`, `hid_enumerate`, `hid_open_path` and `hid_error(NULL)`.
+    /// Serialises `hid_init`, `hid_open_path` and `hid_error(NULL)`.
     private static let globalLock = Mutex<Bool>(false)
-
-    /// One entry of `hid_enumerate`.
-    struct Entry: Sendable, Hashable {
-        /// The hidraw node, `/dev/hidrawN`.
-        var path: String
-        /// USB vendor id.
-        var vendorID: UInt16
-        /// USB product id.
-        var productID: UInt16
-        /// The serial number (`HID_UNIQ` on hidraw: a Sony pad's MAC address), possibly empty.
-        var serialNumber: String
-        /// `hid_device_info.bus_type` (0 unknown, 1 USB, 2 Bluetooth, 3 I2C, 4 SPI).
-        var busType: UInt32
-    }
-
-    /// Every HID device hidapi finds, one entry per hidraw node (hidapi 0.13 lists a node once per
-    /// top-level collection; the duplicates are dropped).
-    ///
-    /// - Throws: EIO when `hid_init` fails (no udev library context).
-    static func enumerate() throws(BackendFailure) -> [Entry] {
-        let result: Result<[Entry], BackendFailure> = globalLock.withLock { initialized in
-            if !initialized {
-                guard hid_init() == 0 else {
-                    return .failure(BackendFailure(code: EIO, "hid: hid_init failed: \(globalError())"))
-                }
-                initialized = true
-            }
-            var entries: [Entry] = []
-            var seen = Set<String>()
-            let list = hid_enumerate(0, 0)
-            defer { hid_free_enumeration(list) }
-            var cursor = list
-            while let info = cursor {
-                cursor = info.pointee.next
-                guard let rawPath = info.pointee.path else { continue }
-                let path = String(cString: rawPath)
-                guard seen.insert(path).inserted else { continue }
-                entries.append(
-                    Entry(
-                        path: path, vendorID: info.pointee.vendor_id, productID: info.pointee.product_id,
-                        serialNumber: wideString(info.pointee.serial_number),
-                        busType: UInt32(truncatingIfNeeded: info.pointee.bus_type.rawValue)))
-            }
-            return .success(entries)
-        }
-        return try result.get()
-    }
 
     /// Opens `path` with `hid_open_path`.
     ///
@@ -111,11 +64,6 @@ enum HIDAPI {
             cursor += 1
         }
         return String(scalars)
-    }
-
-    /// A mutable hidapi `wchar_t` string (`hid_device_info.serial_number`) as a Swift string; "" for NULL.
-    static func wideString(_ pointer: UnsafeMutablePointer<wchar_t>?) -> String {
-        wideString(UnsafePointer(pointer))
     }
 }
 

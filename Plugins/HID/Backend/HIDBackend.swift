@@ -1,6 +1,7 @@
 import CHapticsABI
 import HIDReports
 import HapticsPluginKit
+import HapticsStopGuard
 import Synchronization
 
 #if canImport(Glibc)
@@ -178,6 +179,15 @@ final class HIDBackend: BackendDriver {
     /// Records a measured wake.
     func recordWake(of gamepad: DiscoveredGamepad, nanoseconds: UInt64) {
         WakeLatencyBook.shared.record(gamepad, nanoseconds: nanoseconds)
+    }
+
+    /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
+    /// each. Called on every wake, a latency path: it never waits for a supervisor still starting
+    /// (a refusal is logged at a later wake).
+    func logStopGuardWarning() {
+        var text = [CChar](repeating: 0, count: 1024)
+        guard haptics_stop_guard_take_warning(&text, text.count, 0) == 1 else { return }
+        services.log(HAPTICS_LOG_WARNING, "hid: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// Forgets a closed device.

@@ -1,7 +1,9 @@
 import CHapticsABI
 import HIDReports
 import HapticsPluginKit
+import HapticsStopGuard
 import HapticsSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +36,14 @@ import Glibc
 ///   an unplug. The cost is a re-open (and, on a Switch Pro, its set-up) on the next wake, which
 ///   `prepare()` hides. A wake arriving before the writer closed simply keeps the node open.
 /// - `close` does the same as `sleep`, then ends the writer thread and waits for it.
+///
+/// ## Abnormal ends
+///
+/// While the node is open, the session is registered with the stop guard (`haptics_stop_guard.h`)
+/// with the family's motors-off report for the *next* counter value (the writer replaces it after
+/// every report it writes, inside the guard's write section), so a fatal signal, an exit without
+/// `close`, or (through the guard's supervisor) a SIGKILL still ends with motors off, a report the
+/// controller takes as new. The session leaves the guard before its node is closed.
 final class HIDGamepad: DeviceDriver {
     /// The controller as discovered.
     let gamepad: DiscoveredGamepad
@@ -41,13 +51,43 @@ final class HIDGamepad: DeviceDriver {
     private let shared: Guarded<WriterState>
     private let writer: PosixThread
 
-    /// An open handle and what the set-up chose for it.
+    /// An open handle, what the set-up chose for it, and its stop-guard registration.
     final class Session: Sendable {
         let handle: HIDHandle
         let encoder: ReportEncoder
-        init(handle: HIDHandle, encoder: ReportEncoder) {
+        /// The stop-guard slot holding the motors-off report.
+        let guardSlot: Int32
+        private let closed = Atomic<Bool>(false)
+
+        init(handle: HIDHandle, encoder: ReportEncoder, guardSlot: Int32) {
             self.handle = handle
             self.encoder = encoder
+            self.guardSlot = guardSlot
+        }
+
+        /// Leaves the stop guard, then closes the node. Once only.
+        func close() {
+            guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            haptics_stop_guard_unregister(guardSlot)
+            handle.close()
+        }
+
+        /// Registers `gamepad`'s motors-off report with counter `sequence` (the next report's).
+        static func registerStop(_ gamepad: DiscoveredGamepad, encoder: ReportEncoder, sequence: UInt8) throws(BackendFailure) -> Int32 {
+            let slot = haptics_stop_guard_begin(gamepad.id)
+            guard slot >= 0 else {
+                throw BackendFailure(code: -slot, "\(gamepad.id): cannot register the motors-off report with the stop guard: \(String(cString: strerror(-slot)))")
+            }
+            var result = encoder.report(.off, sequence: sequence).withUnsafeBufferPointer {
+                haptics_stop_guard_add_report(slot, gamepad.path, $0.baseAddress!, $0.count)
+            }
+            if result == 0 { result = haptics_stop_guard_arm(slot, 0) }
+            guard result == 0 else {
+                haptics_stop_guard_unregister(slot)
+                throw BackendFailure(
+                    code: -result, "\(gamepad.id): cannot register the motors-off report for \(gamepad.path) with the stop guard: \(String(cString: strerror(-result)))")
+            }
+            return slot
         }
     }
 
@@ -148,15 +188,24 @@ final class HIDGamepad: DeviceDriver {
             if error.code == ENODEV || !Discovery.stillPresent(gamepad) { throw markLost(error.message) }
             throw error
         }
+        let next = sequence &+ UInt8(truncatingIfNeeded: outcome.reportsWritten)
+        let guardSlot: Int32
+        do {
+            guardSlot = try Session.registerStop(gamepad, encoder: outcome.encoder, sequence: next)
+        } catch {
+            handle.close()
+            throw error
+        }
+        backend.logStopGuardWarning()
         // No broadcast: a fresh session is at rest (nothing to write, nothing to refresh), and
         // waking the writer for nothing would only compete with the trigger that follows.
         // The spacing runs on across sessions: the first report keeps it from the last write of the
         // previous session (its off report) as well as from the set-up.
         shared.locked { state in
-            state.session = Session(handle: handle, encoder: outcome.encoder)
+            state.session = Session(handle: handle, encoder: outcome.encoder, guardSlot: guardSlot)
             state.encoder = outcome.encoder
             state.schedule = Self.schedule(for: gamepad, lastWrite: outcome.lastPacedWrite ?? admission.lastWrite)
-            state.sequence = sequence &+ UInt8(truncatingIfNeeded: outcome.reportsWritten)
+            state.sequence = next
         }
         backend.recordWake(of: gamepad, nanoseconds: Monotonic.now() - started)
     }
@@ -250,6 +299,8 @@ final class HIDGamepad: DeviceDriver {
         // when the fair scheduler next lets it preempt the thread that submitted. It outranks the
         // engine's scheduler thread (priority 20). Without the privilege it stays a normal thread.
         PosixThread.requestRealtimeForCurrentThread(priority: 21)
+        // It writes to the controller: the stop guard's handler must run here even on a stack overflow.
+        haptics_stop_guard_prepare_thread()
         while true {
             let step = shared.wait { state -> Guarded<WriterState>.Decision<Step> in
                 guard let session = state.session else { return state.terminate ? .done(.exit) : .sleep }
@@ -277,11 +328,11 @@ final class HIDGamepad: DeviceDriver {
             case .exit:
                 return
             case .close(let session):
-                session.handle.close()
+                session.close()
                 shared.locked { $0.closingInFlight = false }
                 shared.broadcast()
             case .write(let session, let rumble, let sequence):
-                let result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
+                let result = write(rumble, sequence: sequence, to: session)
                 let finished = Monotonic.now()
                 var failure: BackendFailure?
                 var gone = false
@@ -300,5 +351,20 @@ final class HIDGamepad: DeviceDriver {
                 shared.broadcast()
             }
         }
+    }
+
+    /// Writes `rumble` with counter `sequence`, then registers the motors-off report with the next
+    /// counter, both inside the stop guard's write section (its handler never interleaves with them,
+    /// and once the process is stopping nothing is written).
+    private static func write(_ rumble: RumbleState, sequence: UInt8, to session: Session) -> Result<Void, HIDIOError> {
+        guard haptics_stop_guard_enter(session.guardSlot) == 0 else {
+            return .failure(HIDIOError(errno: ESHUTDOWN, message: "the process is stopping (a fatal signal or exit); the motors were stopped"))
+        }
+        defer { haptics_stop_guard_leave(session.guardSlot) }
+        let result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
+        _ = session.encoder.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
+            haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
+        }
+        return result
     }
 }

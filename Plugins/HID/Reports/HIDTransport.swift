@@ -8,21 +8,6 @@ public enum HIDTransport: String, Sendable, Hashable, CaseIterable {
     /// Bluetooth Classic or Bluetooth LE (HID over GATT); hidraw presents both the same way.
     case bluetooth
 
-    /// The transport for a hidapi `hid_bus_type` value (`hid_device_info.bus_type`).
-    ///
-    /// hidapi numbers its buses `HID_API_BUS_UNKNOWN` = 0, `USB` = 1, `BLUETOOTH` = 2, `I2C` = 3 and
-    /// `SPI` = 4. I2C and SPI (touchpads, built-in sensors) carry no supported gamepad, so they map to
-    /// `nil`, as do unknown and unlisted values.
-    ///
-    /// - Parameter hidBusType: The raw bus type, as any integer type (hidapi's C enum imports as `UInt32`).
-    public init?(hidBusType: some BinaryInteger) {
-        switch Int64(truncatingIfNeeded: hidBusType) {
-        case 1: self = .usb
-        case 2: self = .bluetooth
-        default: return nil  // 0 unknown, 3 I2C, 4 SPI, anything newer
-        }
-    }
-
     /// The transport for a Linux input bus number, as `HIDIOCGRAWINFO` reports it in `hidraw_devinfo.bustype`.
     ///
     /// Linux numbers buses in `<linux/input.h>`: `BUS_USB` = 0x03, `BUS_BLUETOOTH` = 0x05; every other bus

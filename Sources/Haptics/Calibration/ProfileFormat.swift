@@ -27,10 +27,10 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1` and `2`. A newer version is
-///   refused with a message saying so, never half-read. Version 2 adds the channel keys marked (2)
-///   and negative dead zones; a profile that uses none of them is written as version 1, so older
-///   builds keep reading it.
+/// - `format_version` (required): whole number; this build reads `1` and `2`. A newer version (any
+///   larger whole number, however large) is refused with a message saying so, never half-read.
+///   Version 2 adds the channel keys marked (2) and negative dead zones; a profile that uses none of
+///   them is written as version 1, so older builds keep reading it.
 /// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
 ///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
 ///   default. `device_name`: the name when measured (informational).
@@ -137,8 +137,11 @@ public enum ProfileFormat {
         guard version == version.rounded(), version >= 1 else {
             throw versionCursor.error("expected a whole number ≥ 1, found \(JSONValue.format(version))")
         }
-        guard Int(version) <= Self.version else {
-            throw versionCursor.error("format version \(Int(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
+        // Compared as a Double: any whole number may be written here, and one beyond `Int`'s range
+        // must be refused like any other newer version, not converted.
+        guard version <= Double(Self.version) else {
+            throw versionCursor.error(
+                "format version \(JSONValue.format(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
         }
         try object.rejectUnknownKeys(allowed: topKeys)
         let deviceID = try object.optional("device_id")?.string()

@@ -14,9 +14,10 @@ public struct HapticInstant: Comparable, Hashable, Sendable, CustomStringConvert
         self.nanoseconds = nanoseconds
     }
 
-    /// An instant from seconds since the monotonic epoch; negative values clamp to 0.
+    /// An instant from seconds since the monotonic epoch. Saturates rather than traps: negative
+    /// values and NaN give 0, values past the last representable instant (about 584 years) give it.
     public init(seconds: Double) {
-        self.nanoseconds = seconds > 0 ? UInt64((seconds * 1e9).rounded()) : 0
+        self.nanoseconds = Monotonic.nanoseconds(seconds)
     }
 
     /// The instant in seconds since the monotonic epoch.
@@ -27,21 +28,38 @@ public struct HapticInstant: Comparable, Hashable, Sendable, CustomStringConvert
         HapticInstant(nanoseconds: Monotonic.now())
     }
 
-    /// This instant moved by `seconds` (negative moves back, stopping at 0).
+    /// This instant moved by `seconds` (negative moves back). Saturates at 0 and at the last
+    /// representable instant; NaN leaves it where it is.
     public func advanced(bySeconds seconds: Double) -> HapticInstant {
-        advanced(byNanoseconds: Int64((seconds * 1e9).rounded()))
+        if seconds.isNaN { return self }
+        if seconds >= 0 {
+            let (sum, overflow) = nanoseconds.addingReportingOverflow(Monotonic.nanoseconds(seconds))
+            return HapticInstant(nanoseconds: overflow ? .max : sum)
+        }
+        let back = Monotonic.nanoseconds(-seconds)
+        return HapticInstant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
     }
 
-    /// This instant moved by `nanoseconds` (negative moves back, stopping at 0).
+    /// This instant moved by `nanoseconds` (negative moves back). Saturates at 0 and at the last
+    /// representable instant.
     public func advanced(byNanoseconds nanoseconds: Int64) -> HapticInstant {
-        if nanoseconds >= 0 { return HapticInstant(nanoseconds: self.nanoseconds &+ UInt64(nanoseconds)) }
-        let back = UInt64(-nanoseconds)
+        if nanoseconds >= 0 {
+            let (sum, overflow) = self.nanoseconds.addingReportingOverflow(UInt64(nanoseconds))
+            return HapticInstant(nanoseconds: overflow ? .max : sum)
+        }
+        let back = nanoseconds.magnitude
         return HapticInstant(nanoseconds: self.nanoseconds > back ? self.nanoseconds - back : 0)
     }
 
-    /// Nanoseconds from `earlier` to this instant (negative if `earlier` is later).
+    /// Nanoseconds from `earlier` to this instant (negative if `earlier` is later), saturating at
+    /// `Int64.min` and `Int64.max` for instants more than about 292 years apart.
     public func nanoseconds(since earlier: HapticInstant) -> Int64 {
-        Int64(bitPattern: nanoseconds &- earlier.nanoseconds)
+        if nanoseconds >= earlier.nanoseconds {
+            let difference = nanoseconds - earlier.nanoseconds
+            return difference <= UInt64(Int64.max) ? Int64(difference) : .max
+        }
+        let difference = earlier.nanoseconds - nanoseconds
+        return difference <= Int64.min.magnitude ? Int64(truncatingIfNeeded: 0 &- difference) : .min
     }
 
     /// Seconds from `earlier` to this instant (negative if `earlier` is later).

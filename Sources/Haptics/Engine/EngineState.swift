@@ -71,7 +71,10 @@ struct PlayerState: Sendable {
     /// Rounded up to the next nanosecond and at least 1 ns ahead, so the engine always moves on.
     func instant(ofPosition target: Double, from now: HapticInstant, position: Double) -> HapticInstant {
         let nanoseconds = ((target - position) / max(rate, 1e-9) * 1e9).rounded(.up)
-        return now.advanced(byNanoseconds: Int64(max(nanoseconds, 1)))
+        // Saturating: a position too far ahead to count in nanoseconds is "never" (and NaN, which
+        // fails both comparisons, is the next nanosecond), never a trap.
+        let step: Int64 = nanoseconds >= 1 ? (nanoseconds < 0x1p63 ? Int64(nanoseconds) : .max) : 1
+        return now.advanced(byNanoseconds: step)
     }
 }
 

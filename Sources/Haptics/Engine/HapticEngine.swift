@@ -49,6 +49,8 @@ public final class HapticEngine: Sendable {
     let logger: Logger
     /// Keeps each kind of feedback played through this engine from flooding its devices.
     public let overuseGuard = OveruseGuard()
+    /// Set when hapticsd owns the devices: players and feedback then play in the service.
+    let remote: RemoteEngine?
     private let core: Mutex<Core>
 
     struct Core {
@@ -86,6 +88,7 @@ public final class HapticEngine: Sendable {
     ) throws(HapticEngineError) {
         guard !devices.isEmpty else { throw .noDevices }
         self.devices = devices
+        self.remote = try RemoteEngine.make(for: devices)
         self.clock = clock ?? SystemClock(name: "haptic-engine")
         self.logger = logger
         var effectivePolicy = HapticPolicy()
@@ -186,6 +189,7 @@ public final class HapticEngine: Sendable {
 
     /// Stops every player and silences the devices. The stopped handler is not called.
     public func stop() {
+        remote?.stopAll()
         var notices: [Notice] = []
         core.withLock { core in
             guard core.running else { return }
@@ -196,12 +200,17 @@ public final class HapticEngine: Sendable {
 
     /// A player for `pattern`.
     public func makePlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any HapticPatternPlayer {
-        PatternPlayer(engine: self, id: register(pattern))
+        try makeAdvancedPlayer(with: pattern)
     }
 
     /// A player for `pattern` with looping, seeking, rate, pause and a completion handler.
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
-        PatternPlayer(engine: self, id: register(pattern))
+        if let remote {
+            // The engine runs for its stopped handler (device lost, idle timeout); the pattern plays in hapticsd.
+            try start()
+            return try remote.makePlayer(with: pattern)
+        }
+        return PatternPlayer(engine: self, id: register(pattern))
     }
 
     /// Plays an AHAP file now.
@@ -314,13 +323,14 @@ public final class HapticEngine: Sendable {
         }
     }
 
-    /// Changes player `id`'s state under the lock (at the current time), then runs the engine.
-    func updatePlayer<T: Sendable>(_ id: UInt64, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
+    /// Changes player `id`'s state under the lock (at the current time), then runs the engine (not
+    /// when `render` is false: a change to a player that is not playing needs no pass).
+    func updatePlayer<T: Sendable>(_ id: UInt64, render: Bool = true, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
         let result: T? = core.withLock { core in
             guard core.players[id] != nil else { return nil }
             return body(&core.players[id]!, clock.now())
         }
-        tick()
+        if render { tick() }
         return result
     }
 
@@ -651,6 +661,10 @@ public enum HapticEngineError: Error, Sendable, Hashable, CustomStringConvertibl
     case engineStopped
     /// The player's engine no longer knows it.
     case playerReleased
+    /// hapticsd refused or failed a request: the D-Bus error name and its message.
+    case serviceFailure(name: String, message: String)
+    /// An engine's devices must all be hapticsd's or all this process's.
+    case mixedDevices
 
     public var description: String {
         switch self {
@@ -661,6 +675,8 @@ public enum HapticEngineError: Error, Sendable, Hashable, CustomStringConvertibl
         case .playerStopped: "the player was stopped before it finished"
         case .engineStopped: "the engine was stopped before the player finished"
         case .playerReleased: "the player was released"
+        case .serviceFailure(let name, let message): "hapticsd: \(message) [\(name)]"
+        case .mixedDevices: "an engine cannot mix devices hapticsd owns with devices this process opened; open them all through one HapticSystem"
         }
     }
 }

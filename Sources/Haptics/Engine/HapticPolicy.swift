@@ -9,6 +9,10 @@ import HapticsSupport
 /// ```json
 /// { "enabled": true, "intensity_scale": 0.8, "minimum_interval_ms": { "selection": 20, "impact": 30 } }
 /// ```
+///
+/// Ranges (an error names the file or variable, the key, the value and the range; unknown keys
+/// are errors): `intensity_scale` and `HAPTICS_INTENSITY_SCALE` 0…1; each `minimum_interval_ms`
+/// 0…10000 ms. `HAPTICS_DISABLE` is any text; empty or `0` leaves haptics on.
 public struct HapticPolicy: Sendable, Hashable {
     /// Whether haptics play at all. When off, players run and complete but devices stay silent.
     public var isEnabled: Bool
@@ -70,8 +74,8 @@ public struct HapticPolicy: Sendable, Hashable {
             policy.isEnabled = try object.optional("enabled")?.bool() ?? true
             policy.intensityScale = try object.optional("intensity_scale")?.number(in: 0...1) ?? 1
             if let intervals = try object.optional("minimum_interval_ms")?.object() {
-                for key in intervals.keys {
-                    policy.minimumIntervals[key] = try intervals.required(key).number(in: 0...10_000) / 1000
+                for (key, value) in intervals.members {
+                    policy.minimumIntervals[key] = try value.number(in: 0...10_000) / 1000
                 }
             }
             return policy

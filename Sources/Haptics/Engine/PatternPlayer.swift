@@ -1,3 +1,5 @@
+import HapticsSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,13 +26,14 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
 public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
     /// Whether playback loops between 0 and ``loopEnd``.
     var loopEnabled: Bool { get set }
-    /// Where a loop ends, in pattern seconds; 0 (the default) means the pattern's end.
+    /// Where a loop ends, in pattern seconds; 0 (the default) means the pattern's end. Set values
+    /// are clamped to 0 … ``HapticPattern/maximumTime``.
     var loopEnd: Double { get set }
     /// Playback speed: 1 normal, 2 twice as fast (0.01 … 100).
     var playbackRate: Double { get set }
     /// The position in the pattern now, in seconds.
     var currentTime: Double { get }
-    /// Moves to `offset` seconds into the pattern (now, playing or not).
+    /// Moves to `offset` seconds into the pattern (now, playing or not), clamped to 0 … ``HapticPattern/maximumTime``.
     func seek(toOffset offset: Double) throws(HapticEngineError)
     /// Pauses at `time`, keeping the position.
     func pause(atTime time: Double) throws(HapticEngineError)
@@ -61,8 +64,14 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     }
 
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError) {
-        for parameter in parameters where !parameter.value.isFinite || !parameter.relativeTime.isFinite {
-            throw .invalidValue(name: parameter.id.rawValue, value: parameter.value, expected: "finite numbers")
+        for parameter in parameters {
+            guard parameter.value.isFinite else { throw .invalidValue(name: parameter.id.rawValue, value: parameter.value, expected: "finite numbers") }
+            // Negative offsets take effect at once; later ones are bounded like a pattern's times.
+            guard parameter.relativeTime.isFinite, parameter.relativeTime <= HapticPattern.maximumTime else {
+                throw .invalidValue(
+                    name: "\(parameter.id.rawValue) relativeTime", value: parameter.relativeTime,
+                    expected: "...\(JSONValue.format(HapticPattern.maximumTime)) s")
+            }
         }
         try engine.send(.parameters(parameters), to: id, at: time)
     }
@@ -76,7 +85,8 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     }
 
     func cancel() throws(HapticEngineError) {
-        _ = engine.updatePlayer(id) { player, _ in player.pending.removeAll() }
+        // No pass between dropping the commands and the stop: it could send one more frame of drive.
+        _ = engine.updatePlayer(id, render: false) { player, _ in player.pending.removeAll() }
         try engine.send(.stop, to: id, at: 0)
     }
 
@@ -92,7 +102,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     var loopEnd: Double {
         get { engine.readPlayer(id) { player, _ in player.loopEnd } ?? 0 }
-        set { _ = engine.updatePlayer(id) { player, now in player.rebase(at: now); player.loopEnd = max(newValue.isFinite ? newValue : 0, 0) } }
+        set { _ = engine.updatePlayer(id) { player, now in player.rebase(at: now); player.loopEnd = min(max(newValue.isFinite ? newValue : 0, 0), HapticPattern.maximumTime) } }
     }
 
     var playbackRate: Double {
@@ -113,7 +123,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     func seek(toOffset offset: Double) throws(HapticEngineError) {
         guard offset.isFinite else { throw .invalidTime(offset) }
         _ = engine.updatePlayer(id) { player, now in
-            player.startOffset = max(offset, 0)
+            player.startOffset = min(max(offset, 0), HapticPattern.maximumTime)
             player.anchor = now
             if player.status == .finished { player.status = .idle }
         }

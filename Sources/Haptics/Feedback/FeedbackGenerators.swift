@@ -16,14 +16,19 @@ final class FeedbackCore: Sendable {
     }
 
     func prepare() {
+        if let remote = engine.remote { return remote.prepare() }
         for hold in holds { hold.prepare() }
     }
 
     @discardableResult
     func trigger(_ effect: FeedbackEffect, scale: Double = 1) -> OveruseGuard.Decision {
         let engine = self.engine
+        // hapticsd's overuse guard (per app, per device) decides: it sees every app's feedback.
+        if let remote = engine.remote { return remote.play(effect, scale: scale, clock: engine.clock) }
         let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
-        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { effect, scale in
+        // Weak: a deferred play waits in the engine's clock, which the engine owns.
+        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { [weak engine] effect, scale in
+            guard let engine else { return }
             do {
                 try engine.play(effect.timeline, intensityScale: scale)
             } catch {

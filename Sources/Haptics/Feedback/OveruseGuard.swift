@@ -39,7 +39,8 @@ public final class OveruseGuard: Sendable {
 
     /// Plays `effect` (at `scale` of its intensity) through `play` now, later, or not at all,
     /// keeping `interval` seconds between plays of its kind. A coalesced request replaces the
-    /// pending one: the newest wins.
+    /// pending one: the newest wins. A deferred play is scheduled on `clock` and is dropped if the
+    /// guard is released first; `play` should not hold the clock's owner strongly.
     @discardableResult
     public func request(
         _ effect: FeedbackEffect, scale: Double = 1, interval: Double, clock: any HapticClock,
@@ -67,8 +68,11 @@ public final class OveruseGuard: Sendable {
         case .played:
             play(effect, scale)
         case .deferred(let at):
+            // The action sits in the clock's queue until `at`; it must not hold the clock (or,
+            // through `play`, the engine that owns the clock), or an engine released with a
+            // feedback pending would keep itself alive. The play counts from its deadline.
             clock.schedule(at: at) { [weak self] in
-                guard let self, let pending = self.takePending(kind: effect.kind, at: clock.now()) else { return }
+                guard let self, let pending = self.takePending(kind: effect.kind, at: at) else { return }
                 play(pending.effect, pending.scale)
             }
         case .coalesced:

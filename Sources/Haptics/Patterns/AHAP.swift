@@ -49,7 +49,8 @@ extension HapticPattern {
     /// negative control values (clamped), unknown `Metadata` and other unknown keys (kept or ignored).
     /// Rejected with the JSON path: a document that is not a pattern (a lone `Event` object or
     /// `EventParameters` array), unknown pattern item kinds (`ParameterCurves`), unknown parameter
-    /// ids, values of the wrong type, NaN-like and negative times.
+    /// ids, values of the wrong type, NaN-like and negative times, and times or ends past
+    /// ``HapticPattern/maximumTime`` (3600 s).
     public init(ahapBytes bytes: [UInt8]) throws(AHAPError) {
         let root: JSONValue
         do { root = try JSONParser(allowTrailingCommas: true).parse(bytes) } catch { throw .syntax(error, file: nil) }

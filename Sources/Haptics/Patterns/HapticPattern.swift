@@ -7,7 +7,24 @@ import HapticsSupport
 /// (a sharpness of -1 becomes 0, a 45 s continuous event lasts 30 s), curves longer than 16
 /// points are split into consecutive curves with the same shape, and NaN, infinities and
 /// negative times or durations are rejected with a ``PatternError`` naming the value.
+///
+/// Times are bounded: everything in a pattern happens within ``maximumTime`` (one hour) of its
+/// start. An event's `Time`, its end (`Time` + `EventDuration`), a parameter's `Time`, a curve's
+/// `Time` and each control point's time (the curve's `Time` plus the point's) must lie in
+/// 0…3600 s (to the nanosecond); a later one is rejected with a ``PatternError`` naming it, the
+/// value and the limit.
+/// Core Haptics documents no such limit but plays continuous events for at most 30 s; real
+/// patterns last seconds to about a minute. The bound keeps every time a pattern produces, scaled
+/// by any playback rate, far inside what the engine's nanosecond clock can hold.
 public struct HapticPattern: Sendable, Hashable {
+    /// The latest time, in seconds from a pattern's start, at which anything in it may happen or end: 3600 s.
+    public static let maximumTime = 3600.0
+
+    /// What the bound allows past ``maximumTime``: a nanosecond, so that rounding (a split curve's
+    /// start plus its points' times) never turns an accepted pattern into one its export cannot
+    /// be read back as.
+    static let timeTolerance = 1e-9
+
     /// The events, in the order given (not necessarily time order).
     public private(set) var events: [HapticEvent]
     /// The dynamic parameter changes, in the order given.
@@ -49,7 +66,13 @@ public struct HapticPattern: Sendable, Hashable {
     static func time(_ value: Double, _ location: PatternError.Location) throws(PatternError) -> Double {
         guard value.isFinite else { throw .notFinite(location, value) }
         guard value >= 0 else { throw .negative(location, value) }
+        guard value <= maximumTime + timeTolerance else { throw .tooLate(location, value) }
         return value
+    }
+
+    /// Checks that something starting at `start` and lasting `length` ends within ``maximumTime``.
+    static func end(_ start: Double, plus length: Double, _ location: PatternError.Location) throws(PatternError) {
+        guard start + length <= maximumTime + timeTolerance else { throw .endsTooLate(location, length, end: start + length) }
     }
 
     static func finite(_ value: Double, _ location: PatternError.Location) throws(PatternError) -> Double {
@@ -62,6 +85,7 @@ public struct HapticPattern: Sendable, Hashable {
         event.relativeTime = try time(event.relativeTime, .event(index, "Time"))
         event.duration = try time(event.duration, .event(index, "EventDuration"))
         if event.type == .hapticContinuous { event.duration = min(event.duration, HapticEvent.maximumContinuousDuration) }
+        try end(event.relativeTime, plus: event.duration, .event(index, "EventDuration"))
         event.parameters = try event.parameters.map { parameter throws(PatternError) in
             let value = try finite(parameter.value, .event(index, parameter.id.rawValue))
             return HapticEventParameter(parameterID: parameter.id, value: min(max(value, parameter.id.range.lowerBound), parameter.id.range.upperBound))
@@ -88,6 +112,7 @@ public struct HapticPattern: Sendable, Hashable {
         curve.controlPoints = try curve.controlPoints.enumerated().map { point, control throws(PatternError) in
             let when = try time(control.relativeTime, .controlPoint(index, point, "Time"))
             guard when >= previous else { throw .decreasingTime(.controlPoint(index, point, "Time"), when, after: previous) }
+            try end(curve.relativeTime, plus: when, .controlPoint(index, point, "Time"))
             previous = when
             let value = try finite(control.value, .controlPoint(index, point, "ParameterValue"))
             return .init(relativeTime: when, value: min(max(value, curve.id.range.lowerBound), curve.id.range.upperBound))
@@ -119,6 +144,11 @@ public enum PatternError: Error, Sendable, Hashable, CustomStringConvertible {
     case notFinite(Location, Double)
     /// A negative time or duration.
     case negative(Location, Double)
+    /// A time or duration past ``HapticPattern/maximumTime``.
+    case tooLate(Location, Double)
+    /// A duration, or a control point's time, that ends past ``HapticPattern/maximumTime`` once
+    /// added to its start: the value and where it ends.
+    case endsTooLate(Location, Double, end: Double)
     /// An `AudioCustom` event without `EventWaveformPath`.
     case missingWaveformPath(Location)
     /// A curve without control points.
@@ -129,8 +159,8 @@ public enum PatternError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where the problem is.
     public var location: Location {
         switch self {
-        case .notFinite(let location, _), .negative(let location, _), .missingWaveformPath(let location),
-            .emptyCurve(let location), .decreasingTime(let location, _, _):
+        case .notFinite(let location, _), .negative(let location, _), .tooLate(let location, _), .endsTooLate(let location, _, _),
+            .missingWaveformPath(let location), .emptyCurve(let location), .decreasingTime(let location, _, _):
             location
         }
     }
@@ -140,6 +170,11 @@ public enum PatternError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .notFinite(_, let value): "\(value) is not a finite number"
         case .negative(_, let value): "\(JSONValue.format(value)) is negative; times and durations must be ≥ 0 seconds"
+        case .tooLate(_, let value):
+            "\(JSONValue.format(value)) s is outside 0...\(JSONValue.format(HapticPattern.maximumTime)) s, the times a pattern may use"
+        case .endsTooLate(_, let value, let end):
+            "\(JSONValue.format(value)) s ends at \(JSONValue.format(end)) s from the pattern's start, past the "
+                + "\(JSONValue.format(HapticPattern.maximumTime)) s a pattern may last"
         case .missingWaveformPath: "an AudioCustom event needs EventWaveformPath"
         case .emptyCurve: "a parameter curve needs at least one control point"
         case .decreasingTime(_, let value, let previous):

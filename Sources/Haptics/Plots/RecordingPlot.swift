@@ -22,13 +22,15 @@ public enum RecordingPlot {
             let shape = CalibrationProfile.TransientShape(duration: 0.012)
             let length = timeline.end(transientDuration: shape.duration)
             var intensity: [(x: Double, y: Double)] = [], sharpness: [(x: Double, y: Double)] = []
+            // Every 0.5 ms, or 20 000 points over a long pattern.
+            let spacing = max(0.0005, length / 20_000)
             var time = 0.0
-            while time <= length + 0.0005 {
+            while time <= length + spacing {
                 let voices = timeline.evaluate(at: time, shape: shape, external: nil, step: 0.001).voices
                 let strongest = voices.max { $0.intensity < $1.intensity }
                 intensity.append((time * 1000, strongest?.intensity ?? 0))
                 sharpness.append((time * 1000, strongest?.sharpness ?? 0))
-                time += 0.0005
+                time += spacing
             }
             end = max(end, length * 1000)
             panels.append(SVGChart.Panel(title: "pattern (0…1)", yRange: 0...1, series: [
@@ -63,8 +65,11 @@ public enum RecordingPlot {
             }
         }
         let start = min(0, markers.map(\.x).min() ?? 0)
+        // A recording whose last frame is meant for before its first, or whose markers all lie
+        // before it, ends before it starts: the axis then covers just the start.
+        let stop = max(end, markers.map(\.x).max() ?? 0) * 1.05 + 1
         return SVGChart(
             title: "\(description?.name ?? deviceID) (\(deviceID)): \(frames.count) frames", xLabel: "time (ms)",
-            xRange: start...(max(end, markers.map(\.x).max() ?? 0) * 1.05 + 1), panels: panels, markers: markers)
+            xRange: start...max(stop, start), panels: panels, markers: markers)
     }
 }

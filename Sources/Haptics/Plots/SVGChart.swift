@@ -158,9 +158,11 @@ public struct SVGChart: Sendable {
         let raw = span / 5
         let magnitude = pow(10, (log10(raw)).rounded(.down))
         let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
+        // A span below the resolution of its bounds (1e17...1e17 + 10) has no steps to take.
+        guard step > 0, range.lowerBound + step > range.lowerBound else { return [range.lowerBound] }
         var ticks: [Double] = []
         var value = (range.lowerBound / step).rounded(.up) * step
-        while value <= range.upperBound + step * 1e-9 {
+        while value <= range.upperBound + step * 1e-9, ticks.count < 12 {
             ticks.append(value)
             value += step
         }
@@ -169,7 +171,7 @@ public struct SVGChart: Sendable {
 
     static func label(_ value: Double) -> String {
         let rounded = (value * 1000).rounded() / 1000
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
     }
 
     private func f(_ value: Double) -> String { String((value * 10).rounded() / 10) }

@@ -110,27 +110,11 @@ public struct PluginLoader: Sendable {
     /// once with `O_NOFOLLOW`, checked again through that descriptor (`fstat`), and loaded through
     /// it (`dlopen("/proc/self/fd/N")`), so a file swapped after the check is never the one loaded.
     public func load(path: String) throws(PluginLoadError) -> Backend {
-        let opened = try PluginFileCheck.open(path)
-        let descriptor = PluginImages.descriptor(for: opened)
-        afterCheck?(path)
-
-        let image = "/proc/self/fd/\(descriptor)"
-        _ = dlerror()
-        guard let library = dlopen(image, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            let text = dlerror().map { String(cString: $0) } ?? "unknown error"
-            PluginImages.discard(opened, descriptor: descriptor)
-            throw Self.openError(path: path, text: text.replacing(image, with: path))
-        }
-        // Never dlclose: RTLD_NODELETE keeps the image, and unloading Swift plugins is unsafe.
-        _ = dlerror()
-        guard let symbol = dlsym(library, HAPTICS_BACKEND_ENTRY) else {
-            let text = dlerror().map { String(cString: $0) } ?? "symbol not found"
-            throw .entryPointMissing(path: path, symbol: HAPTICS_BACKEND_ENTRY, dlerror: text.replacing(image, with: path))
-        }
+        let (symbol, realPath) = try PluginImages.load(path, entry: HAPTICS_BACKEND_ENTRY, afterCheck: afterCheck)
         let fill = unsafeBitCast(symbol, to: haptics_backend_fill_v1_fn.self)
 
         var settings = self.settings
-        settings[Self.pluginPathKey] = opened.realPath
+        settings[Self.pluginPathKey] = realPath
         let host = HostContext(settings: settings, logger: logger)
         var table = haptics_backend_v1()
         let rc = fill(host.table, &table, MemoryLayout<haptics_backend_v1>.size)

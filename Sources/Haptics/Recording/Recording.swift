@@ -1,12 +1,21 @@
+import CHapticsABI
 import HapticsSupport
 
 /// A recording written by the `recording` backend (JSON Lines), read back.
 ///
-/// Tests compare it with what was played; `haptic-cal` prints and plots it.
+/// Tests compare it with what was played; `haptic-cal` prints and plots it. Every number is
+/// range-checked as it is read, and an error names the line, the key, the value and the range:
+/// time stamps (`t_ns`, `frame_ns`) 0…1.8e19 ns; amplitudes 0…1; frequencies 0…1e6 Hz (a
+/// channel's `frequency_min_hz`…`frequency_max_hz` 1…100000 Hz, minimum ≤ maximum; resonant and
+/// nominal frequencies 0…100000 Hz); `amplitude_steps` 2…65536; 1…4 channels per device and
+/// frame; `min_update_interval_ms` and `wake_latency_ms` 0…10000 (the ranges `recording.devices`
+/// accepts).
 public struct Recording: Sendable, Hashable {
     /// What happened to a device at one instant.
     public enum Event: Sendable, Hashable {
         case open, wake, sleep, stop, close, unplug
+        /// The device came back after an unplug (`replug_after_ms`).
+        case replug
         /// A drive frame, with the time the host meant it for (``DriveFrame/time``).
         case frame(DriveFrame)
 
@@ -19,6 +28,7 @@ public struct Recording: Sendable, Hashable {
             case .stop: "stop"
             case .close: "close"
             case .unplug: "unplug"
+            case .replug: "replug"
             case .frame: "frame"
             }
         }
@@ -81,9 +91,11 @@ public struct Recording: Sendable, Hashable {
         case "stop": parsed = .stop
         case "close": parsed = .close
         case "unplug": parsed = .unplug
+        case "replug": parsed = .replug
         case "frame":
             let frameTime = HapticInstant(nanoseconds: UInt64(try object.required("frame_ns").number(in: 0...1.8e19)))
-            let channels = try object.required("channels").array().map { entry in
+            let channelCursor = try object.required("channels")
+            let channels = try Recording.channels(channelCursor).map { entry in
                 let channel = try entry.object()
                 return ChannelDrive(
                     amplitude: try channel.required("amplitude").number(in: 0...1),
@@ -96,25 +108,37 @@ public struct Recording: Sendable, Hashable {
         entries.append(Entry(time: time, deviceID: device, event: parsed))
     }
 
+    /// The elements of a `channels` array: 1 … `HAPTICS_MAX_CHANNELS` of them.
+    private static func channels(_ cursor: JSONCursor) throws(JSONPathError) -> [JSONCursor] {
+        let elements = try cursor.array()
+        guard (1...Int(HAPTICS_MAX_CHANNELS)).contains(elements.count) else {
+            throw cursor.error("expected 1...\(HAPTICS_MAX_CHANNELS) channels, found \(elements.count)")
+        }
+        return elements
+    }
+
     private static func device(_ object: JSONObjectCursor) throws -> DeviceDescription {
-        let channels = try object.required("channels").array().map { entry in
+        let channels = try Recording.channels(object.required("channels")).map { entry in
             let channel = try entry.object()
             var range: ClosedRange<Double>?
-            if let low = try channel.optional("frequency_min_hz")?.number() {
-                range = low...(try channel.required("frequency_max_hz").number())
+            if let low = try channel.optional("frequency_min_hz")?.number(in: 1...100_000) {
+                range = low...(try channel.required("frequency_max_hz").number(in: low...100_000))
             }
             return ChannelDescription(
                 name: try channel.required("name").string(),
                 actuator: ActuatorKind(rawValue: try channel.required("actuator").string()) ?? .unknown,
                 amplitudeSteps: try channel.required("amplitude_steps").integer(in: 2...65536), frequencyRange: range,
-                resonantFrequency: try channel.optional("resonant_frequency_hz")?.number(),
-                nominalFrequency: try channel.optional("nominal_frequency_hz")?.number())
+                resonantFrequency: try channel.optional("resonant_frequency_hz")?.number(in: 0...100_000),
+                nominalFrequency: try channel.optional("nominal_frequency_hz")?.number(in: 0...100_000))
         }
+        let idCursor = try object.required("id")
+        let id = try idCursor.string()
+        guard !id.isEmpty else { throw idCursor.error("expected a non-empty device id") }
         return DeviceDescription(
-            id: try object.required("id").string(), name: try object.required("name").string(), backend: "recording",
+            id: id, name: try object.required("name").string(), backend: "recording",
             actuator: ActuatorKind(rawValue: try object.required("actuator").string()) ?? .unknown, channels: channels,
-            minimumUpdateInterval: try object.required("min_update_interval_ms").number() / 1000,
-            wakeLatency: try object.required("wake_latency_ms").number() / 1000)
+            minimumUpdateInterval: try object.required("min_update_interval_ms").number(in: 0...10_000) / 1000,
+            wakeLatency: try object.required("wake_latency_ms").number(in: 0...10_000) / 1000)
     }
 
     /// The entries of one device, in order.

@@ -16,6 +16,10 @@ import Synchronization
 /// engines share one power model per device. Device events from backends (unplug, plug) are
 /// routed to the open devices (``HapticDevice/markLost(_:)``) and to ``onDeviceEvent(_:)`` observers,
 /// on the configured clock's thread.
+///
+/// When hapticsd runs (``mode`` is ``Mode/daemon(_:)``), the service owns the devices: the system
+/// lists the service's devices, and engines over them play through the service, so every app shares
+/// the devices and the user's settings. Without it, the system loads the backends itself.
 public final class HapticSystem: Sendable {
     /// How a system is set up.
     public struct Configuration: Sendable {
@@ -30,25 +34,36 @@ public final class HapticSystem: Sendable {
         public var powerPolicy: PowerPolicy
         /// Where diagnostics go.
         public var logger: Logger
+        /// Whether to play through hapticsd; `settings` may name its bus (`daemon.bus`: session,
+        /// system or an address) and this app's id (`daemon.app-id`).
+        public var daemon: DaemonUse
 
-        /// A configuration; by default the standard search path, the system clock and default timings.
+        /// A configuration; by default the standard search path, the system clock, default timings,
+        /// and hapticsd when it runs.
         public init(
             searchPath: PluginSearchPath = .standard(), settings: [String: String] = [:],
             clock: any HapticClock = SystemClock.shared, powerPolicy: PowerPolicy = PowerPolicy(),
-            logger: Logger = Logger(label: "haptics")
+            logger: Logger = Logger(label: "haptics"), daemon: DaemonUse = .automatic
         ) {
             self.searchPath = searchPath
             self.settings = settings
             self.clock = clock
             self.powerPolicy = powerPolicy
             self.logger = logger
+            self.daemon = daemon
         }
     }
 
     /// The configuration the system was created with.
     public let configuration: Configuration
-    /// What loading the plugins gave: the backends and each failure with its reason.
+    /// What loading the plugins gave: the backends and each failure with its reason (none are
+    /// loaded in daemon mode: the service owns the devices).
     public let plugins: PluginLoadReport
+    /// Whether this process owns its devices or plays through hapticsd.
+    public let mode: Mode
+    private let daemon: DaemonClient?
+    /// Why hapticsd, required, could not be used (no devices then).
+    private let daemonMissing: String?
     private let open = Mutex<[String: WeakDevice]>([:])
     private let observers = Mutex<[@Sendable (BackendEvent) -> Void]>([])
 
@@ -56,9 +71,37 @@ public final class HapticSystem: Sendable {
         weak var device: HapticDevice?
     }
 
-    /// Loads every plugin on the configured search path.
+    /// Connects to hapticsd when it runs and ``Configuration/daemon`` allows; else loads every plugin
+    /// on the configured search path.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        var use = configuration.daemon
+        if use == .automatic, let chosen = DaemonUse.fromEnvironment() { use = chosen }
+        var reason = "HAPTICS_DAEMON or the configuration asks for it"
+        if use != .never {
+            switch DaemonClient.connect(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger) {
+            case .success(let client):
+                daemon = client
+                daemonMissing = nil
+                mode = .daemon(client.info)
+                plugins = PluginLoadReport(backends: [], failures: [], searchedDirectories: configuration.searchPath.directories)
+                let clock = configuration.clock
+                client.onEvent { [weak self] event in
+                    clock.schedule(at: clock.now()) { [weak self] in self?.handle(event) }
+                }
+                return
+            case .failure(let unavailable):
+                reason = unavailable.reason
+            }
+        }
+        daemon = nil
+        mode = .inProcess(reason: reason)
+        daemonMissing = use == .required ? reason : nil
+        if use == .required {
+            configuration.logger.error("hapticsd is required (HAPTICS_DAEMON) but not available: \(reason)")
+            plugins = PluginLoadReport(backends: [], failures: [], searchedDirectories: configuration.searchPath.directories)
+            return
+        }
         let loader = PluginLoader(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger)
         self.plugins = loader.loadAll()
         // A backend may notify from inside a call the host made with locks held (an unplug found
@@ -89,6 +132,12 @@ public final class HapticSystem: Sendable {
 
     /// Every listing of every backend, a physical device reachable by two backends twice.
     private func everyListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
+        if let daemon {
+            do { return (try daemon.devices(), []) } catch { return ([], [error]) }
+        }
+        if let daemonMissing {
+            return ([], [.backendFailure(deviceID: nil, backend: "hapticsd", operation: .enumerate, errno: ENOENT, message: "hapticsd is required: \(daemonMissing)")])
+        }
         var devices: [DeviceDescription] = []
         var failures: [DeviceError] = []
         for backend in plugins.backends {
@@ -160,10 +209,15 @@ public final class HapticSystem: Sendable {
             guard existing.isLost else { return existing }
             existing.close()
         }
-        guard let backend = plugins.backends.first(where: { $0.name == description.backend }) else {
-            throw .notFound(query: query, available: devices().map(\.id))
+        let actuator: any Actuator
+        if let daemon {
+            actuator = RemoteActuator(description: description, client: daemon)
+        } else {
+            guard let backend = plugins.backends.first(where: { $0.name == description.backend }) else {
+                throw .notFound(query: query, available: devices().map(\.id))
+            }
+            actuator = try backend.open(description)
         }
-        let actuator = try backend.open(description)
         let device = HapticDevice(
             actuator: actuator, clock: configuration.clock, policy: configuration.powerPolicy,
             logger: configuration.logger)
@@ -179,10 +233,22 @@ public final class HapticSystem: Sendable {
         observers.withLock { $0.append(observer) }
     }
 
+    private func handle(_ event: DaemonEvent) {
+        switch event {
+        case .deviceAdded(let id): handle(BackendEvent.deviceAdded(id: id))
+        case .deviceRemoved(let id): handle(BackendEvent.deviceRemoved(id: id))
+        case .disconnected:
+            // Every device was the service's: each open one is lost, as if unplugged.
+            for id in open.withLock({ Array($0.keys) }) { handle(BackendEvent.deviceRemoved(id: id)) }
+        }
+    }
+
     private func handle(_ event: BackendEvent) {
         if case .deviceRemoved(let id) = event, let device = open.withLock({ $0[id]?.device }) {
             device.markLost(
-                .backendFailure(deviceID: id, backend: device.description.backend, operation: .submit, errno: ENODEV, message: "device removed"))
+                .backendFailure(
+                    deviceID: id, backend: device.description.backend, operation: .submit, errno: ENODEV,
+                    message: daemon == nil ? "device removed" : "hapticsd lost the device, or left the bus"))
         }
         for observer in observers.withLock({ $0 }) { observer(event) }
     }

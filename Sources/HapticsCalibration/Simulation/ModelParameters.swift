@@ -54,35 +54,75 @@ public enum ModelParameters {
         channel.actuator == .lra || channel.actuator == .voiceCoil || (channel.resonantFrequency != nil && channel.frequencyRange != nil)
     }
 
-    /// The default model of `device` changed by `settings` (`key=value` pairs separated by commas).
+    /// One `key=value` of a `--model` setting, checked: the channel it names (if any), the key and
+    /// its value (a seed is a whole number; everything else a number in the key's range).
+    struct Setting {
+        var pair: String
+        var channel: String?
+        var key: String
+        var value: Double
+        var seed: UInt64?
+    }
+
+    /// The range of each number key, and its unit.
+    static let ranges: [String: (range: ClosedRange<Double>, unit: String)] = [
+        "noise": (0...0.5, "g"), "f0": (20...2000, "Hz"), "q": (1...100, ""), "exponent": (0.3...3, ""),
+        "tau": (0.002...0.5, "s"), "nominal": (10...1000, "Hz"), "deadzone": (0...0.6, ""), "peak": (0.05...20, "g"),
+    ]
+
+    /// Checks the syntax, keys and value ranges of `settings` without a device (what a command line
+    /// can check before opening one).
     /// - Throws: ``CalibrationError/invalidModel(_:)`` naming the key, the value and the expected range.
-    public static func model(for device: DeviceDescription, settings: String?) throws(CalibrationError) -> DeviceModel {
-        var model = defaultModel(for: device)
-        guard let settings, !settings.isEmpty else { return model }
+    public static func check(settings: String) throws(CalibrationError) {
+        _ = try parse(settings)
+    }
+
+    static func parse(_ settings: String) throws(CalibrationError) -> [Setting] {
+        var result: [Setting] = []
         for pair in settings.split(separator: ",").map({ String($0).trimmed }) where !pair.isEmpty {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
                 throw .invalidModel("'\(pair)' is not KEY=VALUE; for example --model f0=175,q=12,deadzone=0.08,seed=1")
             }
             var key = String(pair[..<equals]).trimmed.lowercased()
             let text = String(pair[pair.index(after: equals)...]).trimmed
-            var targets = Array(device.channels.indices)
+            var channel: String?
             if let dot = key.firstIndex(of: ".") {
-                let name = String(key[..<dot])
+                channel = String(key[..<dot])
+                key = String(key[key.index(after: dot)...])
+            }
+            if key == "seed" {
+                guard let seed = UInt64(text) else { throw .invalidModel("seed '\(text)' is not a whole number ≥ 0") }
+                result.append(Setting(pair: pair, channel: channel, key: key, value: 0, seed: seed))
+                continue
+            }
+            guard let (range, unit) = ranges[key] else {
+                throw .invalidModel("unknown model key '\(key)'; keys: f0, q, deadzone, exponent, peak, tau, nominal, noise, seed")
+            }
+            result.append(Setting(pair: pair, channel: channel, key: key, value: try number(key, text, in: range, unit: unit)))
+        }
+        return result
+    }
+
+    /// The default model of `device` changed by `settings` (`key=value` pairs separated by commas).
+    /// - Throws: ``CalibrationError/invalidModel(_:)`` naming the key, the value and the expected range.
+    public static func model(for device: DeviceDescription, settings: String?) throws(CalibrationError) -> DeviceModel {
+        var model = defaultModel(for: device)
+        guard let settings, !settings.isEmpty else { return model }
+        for setting in try parse(settings) {
+            let key = setting.key, value = setting.value
+            var targets = Array(device.channels.indices)
+            if let name = setting.channel {
                 guard let index = device.channels.firstIndex(where: { $0.name.lowercased() == name }) else {
-                    throw .invalidModel("'\(pair)': \(device.id) has no channel '\(name)'; channels: \(device.channels.map(\.name).joined(separator: ", "))")
+                    throw .invalidModel("'\(setting.pair)': \(device.id) has no channel '\(name)'; channels: \(device.channels.map(\.name).joined(separator: ", "))")
                 }
                 targets = [index]
-                key = String(key[key.index(after: dot)...])
             }
             switch key {
             case "seed":
-                guard let seed = UInt64(text) else { throw .invalidModel("seed '\(text)' is not a whole number ≥ 0") }
-                model.seed = seed
+                model.seed = setting.seed ?? model.seed
             case "noise":
-                model.noise = try number(key, text, in: 0...0.5, unit: "g")
+                model.noise = value
             case "f0", "q", "exponent":
-                let range: ClosedRange<Double> = key == "f0" ? 20...2000 : key == "q" ? 1...100 : 0.3...3
-                let value = try number(key, text, in: range, unit: key == "f0" ? "Hz" : "")
                 var applied = false
                 for index in targets {
                     guard case .lra(var lra) = model.channels[index] else { continue }
@@ -96,7 +136,6 @@ public enum ModelParameters {
                 }
                 guard applied else { throw .invalidModel("\(key) applies to LRA channels; \(describe(targets, of: device)) has none") }
             case "tau", "nominal":
-                let value = try number(key, text, in: key == "tau" ? 0.002...0.5 : 10...1000, unit: key == "tau" ? "s" : "Hz")
                 var applied = false
                 for index in targets {
                     guard case .erm(var erm) = model.channels[index] else { continue }
@@ -105,8 +144,7 @@ public enum ModelParameters {
                     applied = true
                 }
                 guard applied else { throw .invalidModel("\(key) applies to ERM channels; \(describe(targets, of: device)) has none") }
-            case "deadzone", "peak":
-                let value = try number(key, text, in: key == "deadzone" ? 0...0.6 : 0.05...20, unit: key == "peak" ? "g" : "")
+            default:  // "deadzone", "peak"
                 for index in targets {
                     switch model.channels[index] {
                     case .lra(var lra):
@@ -117,8 +155,6 @@ public enum ModelParameters {
                         model.channels[index] = .erm(erm)
                     }
                 }
-            default:
-                throw .invalidModel("unknown model key '\(key)'; keys: f0, q, deadzone, exponent, peak, tau, nominal, noise, seed")
             }
         }
         return model

@@ -83,7 +83,7 @@ public struct IIOAccelerometer: Sendable, Hashable {
         var values: [Double] = []
         values.reserveCapacity(axes.count)
         for axis in axes {
-            guard let text = try? Self.readText(axis.rawPath), let raw = Double(text.trimmed) else {
+            guard let text = try? Self.readText(axis.rawPath), let raw = Double(text.trimmed), raw.isFinite else {
                 throw .sensor(path: axis.rawPath, problem: "cannot read a whole number (is the device still there?)")
             }
             values.append((raw + axis.offset) * axis.scale / Self.standardGravity)
@@ -103,8 +103,9 @@ public struct IIOAccelerometer: Sendable, Hashable {
     /// The first of `paths` that exists, as a number.
     static func number(first paths: [String], what: String) throws(CalibrationError) -> Double? {
         for path in paths where exists(path) {
-            guard let text = try? readText(path), let value = Double(text.trimmed) else {
-                throw .sensor(path: path, problem: "the \(what) is not a number")
+            // Double(_:) reads "nan" and "inf" too; neither is a reading.
+            guard let text = try? readText(path), let value = Double(text.trimmed), value.isFinite else {
+                throw .sensor(path: path, problem: "the \(what) is not a finite number")
             }
             return value
         }

@@ -51,7 +51,8 @@ public final class SimulatedSource: VibrationSensorSource {
         var settings = settings
         settings["recording.output"] = recordingPath
         settings["recording.simulate-wake"] = "0"
-        let system = HapticSystem(configuration: .init(searchPath: searchPath, settings: settings, clock: clock, logger: logger))
+        // The simulated device is this process's own recording device, never hapticsd's.
+        let system = HapticSystem(configuration: .init(searchPath: searchPath, settings: settings, clock: clock, logger: logger, daemon: .never))
         let description: DeviceDescription
         do { description = try system.resolve(deviceID) } catch { throw .device(error) }
         guard description.backend == "recording" else {

@@ -78,10 +78,12 @@ public struct JSONCursor: Sendable {
     /// The value as a whole number within `range`.
     public func integer(in range: ClosedRange<Int>) throws(JSONPathError) -> Int {
         let number = try number()
-        guard number == number.rounded(), number >= Double(range.lowerBound), number <= Double(range.upperBound) else {
+        // `Int(exactly:)` rather than `Int(_:)`: near `Int.max` the bounds themselves round when
+        // converted to Double, and a value one past them must be an error, never a trap.
+        guard let whole = Int(exactly: number), range.contains(whole) else {
             throw error("expected a whole number in \(range.lowerBound)...\(range.upperBound), found \(JSONValue.format(number))")
         }
-        return Int(number)
+        return whole
     }
 
     /// The value as a string.
@@ -118,6 +120,12 @@ public struct JSONObjectCursor: Sendable {
 
     /// The keys in document order.
     public var keys: [String] { object.keys }
+
+    /// Every member with its path, in document order (a repeated key appears each time); walking
+    /// these is linear, where looking each key up again would be quadratic in the object's size.
+    public var members: [(key: String, value: JSONCursor)] {
+        object.members.map { (key: $0.key, value: JSONCursor(value: $0.value, path: "\(path).\($0.key)")) }
+    }
 
     /// The member `key`, if present.
     public func optional(_ key: String) -> JSONCursor? {

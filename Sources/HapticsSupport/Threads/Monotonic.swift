@@ -18,8 +18,11 @@ public enum Monotonic {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
     }
 
-    /// `seconds` as nanoseconds, rounded, never negative.
+    /// `seconds` as nanoseconds, rounded and saturating: NaN and negative values give 0, values
+    /// beyond `UInt64.max` nanoseconds (about 584 years) give `UInt64.max`. Never traps.
     public static func nanoseconds(_ seconds: Double) -> UInt64 {
-        UInt64(max(0, (seconds * 1e9).rounded()))
+        let nanoseconds = (seconds * 1e9).rounded()
+        guard nanoseconds > 0 else { return 0 }  // also NaN
+        return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
     }
 }

@@ -63,6 +63,18 @@ struct CalibrationAccelerometerTests {
         #expect(read.description.hasPrefix(root + "/iio:device2/in_accel_y_raw: cannot read a whole number"))
     }
 
+    @Test("nan and inf in sysfs, which Double(_:) reads, are errors rather than readings")
+    func nonFinite() throws {
+        let root = try Self.tree()
+        try Self.write("inf\n", to: root + "/iio:device1/in_accel_scale")
+        let scale = try #require(throws: CalibrationError.self) { try IIOAccelerometer(directory: root + "/iio:device1") }
+        #expect(scale.description.hasPrefix(root + "/iio:device1/in_accel_scale: the scale is not a finite number"))
+        try Self.write("nan\n", to: root + "/iio:device2/in_accel_x_raw")
+        let sensor = try IIOAccelerometer(directory: root + "/iio:device2")
+        let read = try #require(throws: CalibrationError.self) { try sensor.read() }
+        #expect(read.description.hasPrefix(root + "/iio:device2/in_accel_x_raw: cannot read a whole number"))
+    }
+
     /// The world the accelerometer sits in: a simulated LRA whose drive is what the engine last
     /// sent, advanced in real time by a writer thread that keeps an ADXL345-like tree up to date
     /// (x vibrates, y holds gravity, z is 0; 3.9 mg per count).

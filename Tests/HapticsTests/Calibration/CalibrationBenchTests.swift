@@ -40,7 +40,8 @@ struct CalibrationBenchTests {
             try bench.start()
             let system = HapticSystem(
                 configuration: .init(
-                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), settings: bench.backendSettings, logger: TestSupport.quietLogger))
+                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), settings: bench.backendSettings, logger: TestSupport.quietLogger,
+                    daemon: .never))
             let device: HapticDevice
             do { device = try system.openDevice(preset.deviceID) } catch { return .failure(.device(error)) }
             defer { device.close() }

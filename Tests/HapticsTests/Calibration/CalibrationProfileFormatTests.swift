@@ -82,6 +82,8 @@ struct CalibrationProfileFormatTests {
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
         ({ $0["format_version"] = 3 }, "$.format_version", ["newer than this build reads (2)"]),
+        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (2)"]),
+        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (2)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),

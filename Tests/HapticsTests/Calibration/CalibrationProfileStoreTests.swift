@@ -86,6 +86,35 @@ struct CalibrationProfileStoreTests {
         #expect(store.lookup(for: device).problems.map(\.problem) == ["the profile is for 'recording:lra', but its file name is for 'recording:erm'"])
     }
 
+    @Test("a profile whose format_version is beyond any Int is skipped with its error; an engine for the device still builds and plays")
+    func hugeFormatVersion() throws {
+        // Each of these files once ended every process that built an engine for recording:lra.
+        let user = TestSupport.makeTemporaryDirectory("profiles-huge-user")
+        let shipped = TestSupport.makeTemporaryDirectory("profiles-huge-shipped")
+        let fixtures = TestSupport.packageRoot + "/Tests/Fixtures/fuzz/profile/"
+        try FileManager.default.copyItem(atPath: fixtures + "format-version-1e300.json", toPath: user + "/recording_lra.json")
+        try FileManager.default.copyItem(atPath: fixtures + "format-version-2e63.json", toPath: shipped + "/recording_lra.json")
+        let store = ProfileStore(userDirectory: user, shippedDirectories: [shipped])
+        let (entry, problems) = store.lookup(for: CalibrationProfileFormatTests.lra)
+        #expect(entry == nil)
+        #expect(problems.map(\.description) == [
+            "\(user)/recording_lra.json: $.format_version: format version 1e+300 is newer than this build reads (2); update swift-haptics",
+            "\(shipped)/recording_lra.json: $.format_version: format version 9.223372036854776e+18 is newer than this build reads (2); update swift-haptics",
+        ])
+
+        let clock = ManualClock()
+        let output = TestSupport.makeTemporaryDirectory("profiles-huge") + "/rec.jsonl"
+        let system = TestSupport.recordingSystem(devices: "lra", output: output, clock: clock)
+        let device = try system.openDevice("recording:lra")
+        let engine = try HapticEngine(devices: [device], clock: clock, profileStore: store, policy: HapticPolicy())
+        try engine.makePlayer(with: .transient(intensity: 1, sharpness: 1)).start(atTime: 0)
+        clock.advance(bySeconds: 0.1)
+        engine.stop()
+        device.close()
+        let frames = try Recording(contentsOf: output).frames(for: "recording:lra")
+        #expect(frames.map { $0.frame.channels[0].amplitude } == [1, 0], "the uncalibrated default's full-scale tap")
+    }
+
     @Test("save creates the directory and writes atomically, leaving no temporary file")
     func save() throws {
         let home = TestSupport.makeTemporaryDirectory("profiles-home")

@@ -51,4 +51,26 @@ struct ClockTests {
         #expect(HapticInstant(seconds: -1).nanoseconds == 0)
         #expect("\(HapticInstant(nanoseconds: 2_000_000_005))" == "2.000000005s")
     }
+
+    @Test("instants saturate instead of trapping: huge, infinite and NaN seconds, far-apart instants")
+    func saturation() {
+        let last = HapticInstant(nanoseconds: .max)
+        #expect(HapticInstant(seconds: 1e300) == last)
+        #expect(HapticInstant(seconds: .infinity) == last)
+        #expect(HapticInstant(seconds: 18_446_744_073.709_553) == last, "the first Double past UInt64.max nanoseconds")
+        #expect(HapticInstant(seconds: .nan).nanoseconds == 0)
+        #expect(HapticInstant(seconds: -.infinity).nanoseconds == 0)
+
+        let instant = HapticInstant(nanoseconds: 5_000_000_000)
+        #expect(instant.advanced(bySeconds: 1e300) == last)
+        #expect(instant.advanced(bySeconds: .infinity) == last)
+        #expect(instant.advanced(bySeconds: -1e300).nanoseconds == 0)
+        #expect(instant.advanced(bySeconds: .nan) == instant)
+        #expect(instant.advanced(byNanoseconds: .max).advanced(byNanoseconds: .max) == last)
+        #expect(instant.advanced(byNanoseconds: .min).nanoseconds == 0)
+        #expect(last.nanoseconds(since: HapticInstant(nanoseconds: 0)) == .max)
+        #expect(HapticInstant(nanoseconds: 0).nanoseconds(since: last) == .min)
+        #expect(HapticInstant(nanoseconds: 0).nanoseconds(since: HapticInstant(nanoseconds: 1 << 63)) == .min)
+        #expect(instant.nanoseconds(since: instant.advanced(bySeconds: 2)) == -2_000_000_000)
+    }
 }

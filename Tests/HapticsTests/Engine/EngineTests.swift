@@ -138,7 +138,7 @@ struct EngineTests {
         let system = TestSupport.recordingSystem(devices: devices, output: output, clock: clock)
         let steady = HapticSystem(configuration: .init(
             searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-            settings: ["recording.devices": "erm", "recording.output": output + ".erm", "recording.simulate-wake": "0"], clock: clock))
+            settings: ["recording.devices": "erm", "recording.output": output + ".erm", "recording.simulate-wake": "0"], clock: clock, daemon: .never))
         let flaky = try system.openDevice("recording:flaky")
         let erm = try steady.openDevice("recording:erm")
         let engine = try HapticEngine(devices: [flaky, erm], clock: clock, profileStore: nil, policy: HapticPolicy())

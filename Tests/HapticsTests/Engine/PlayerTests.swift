@@ -195,4 +195,39 @@ struct PlayerTests {
             .init(milliseconds: 100, amplitudes: [0], frequencies: [0]),
         ])
     }
+
+    @Test("a tap at the latest pattern time plays; far times from the API are clamped, refused or wait, never trap")
+    func farTimes() throws {
+        let rig = try EngineRig()
+        let player = try rig.engine.makeAdvancedPlayer(with: .transient(at: HapticPattern.maximumTime, intensity: 1, sharpness: 1))
+        let finished = Mutex<Int>(0)
+        player.completionHandler = { error in
+            #expect(error == nil)
+            finished.withLock { $0 += 1 }
+        }
+        try player.seek(toOffset: HapticPattern.maximumTime - 0.01)
+        try player.start(atTime: 0)
+        rig.advance(to: 0.5)
+        #expect(try rig.frames() == [
+            .init(milliseconds: 10, amplitudes: [1], frequencies: [262.5]),
+            .init(milliseconds: 22, amplitudes: [0], frequencies: [0]),
+        ])
+        #expect(finished.withLock { $0 } == 1)
+
+        let other = try EngineRig()
+        let looping = try other.engine.makeAdvancedPlayer(with: .transient(intensity: 1, sharpness: 0))
+        looping.loopEnd = 1e300
+        #expect(looping.loopEnd == HapticPattern.maximumTime)
+        try looping.seek(toOffset: .greatestFiniteMagnitude)
+        #expect(looping.currentTime == HapticPattern.maximumTime)
+        let error = #expect(throws: HapticEngineError.self) {
+            try looping.sendParameters([.init(parameterID: .hapticIntensityControl, value: 1, relativeTime: 1e300)], atTime: 0)
+        }
+        #expect(error?.description == "HapticIntensityControl relativeTime 1e+300 is outside ...3600 s")
+        // An engine time centuries away saturates: the start waits, nothing plays, nothing traps.
+        try looping.start(atTime: 1e300)
+        try looping.start(atTime: .greatestFiniteMagnitude)
+        other.advance(to: 1)
+        #expect(try other.frames().isEmpty)
+    }
 }

@@ -57,6 +57,28 @@ struct FeedbackTests {
         #expect(transitions == ["open", "wake", "stop", "sleep", "wake", "sleep", "close"])
     }
 
+    @Test("an engine released with a feedback still deferred goes away (a policy file with a 3 s impact interval once kept it alive)")
+    func deferredFeedbackDoesNotKeepTheEngine() throws {
+        let path = TestSupport.packageRoot + "/Tests/Fixtures/fuzz/policy/long-impact-interval.json"
+        let policy = try HapticPolicy.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+        #expect(policy.minimumInterval(for: "impact") == 3)
+        weak var engine: HapticEngine?
+        weak var clock: ManualClock?
+        do {
+            let rig = try EngineRig(policy: policy)
+            engine = rig.engine
+            clock = rig.clock
+            let impact = ImpactFeedbackGenerator(style: .rigid, engine: rig.engine)
+            impact.impactOccurred()
+            rig.advance(to: 0.1)
+            impact.impactOccurred()
+            #expect(rig.engine.overuseGuard.statistics(for: "impact").played == 1, "the second impact waits for 3 s")
+            rig.advance(to: 0.5)
+        }
+        #expect(engine == nil)
+        #expect(clock == nil)
+    }
+
     @Test("notifications play their rhythm; unknown effect names are a typed error")
     func notificationAndEffects() throws {
         let rig = try EngineRig()

@@ -20,7 +20,7 @@ struct GPIOBackendTreeTests {
             configuration: .init(
                 searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
                 settings: ["gpio.boards": boards, "gpio.sysfs-root": tree.root, "gpio.chip-path": tree.root + "/dev", "recording.devices": "none"],
-                logger: TestSupport.quietLogger))
+                logger: TestSupport.quietLogger, daemon: .never))
     }
 
     /// Every file under the tree with its contents.

@@ -78,7 +78,7 @@ final class GPIOKernelRig {
         HapticSystem(
             configuration: .init(
                 searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                settings: ["gpio.boards": boardPath, "recording.devices": "none"], clock: clock))
+                settings: ["gpio.boards": boardPath, "recording.devices": "none"], clock: clock, daemon: .never))
     }
 
     /// Advances the manual clock to `seconds` after the rig started.
@@ -143,7 +143,8 @@ final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // The test runs on a thread that blocks signals (Swift concurrency's pool), and a spawned
-        // child inherits the mask: unblock everything and reset SIGINT/SIGTERM to their defaults.
+        // child inherits the mask: unblock everything and reset the signals a child may be told to die
+        // of to their defaults (a runner that ignores one, SIGPIPE say, would pass that on).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -152,8 +153,7 @@ final class ChildProcess {
         posix_spawnattr_setsigmask(&attributes, &empty)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
+        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var merged = ProcessInfo.processInfo.environment

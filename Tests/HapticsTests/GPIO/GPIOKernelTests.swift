@@ -176,8 +176,9 @@ extension GuestKernelTests {
         }
     }
 
-    /// Guest side: the safety rules on real kernel interfaces: SIGTERM and SIGKILL of a process
-    /// driving an actuator, the continuous-drive cut and the bounded kick.
+    /// Guest side: the safety rules on real kernel interfaces: SIGTERM and SIGINT of `haptic-cal`
+    /// driving an actuator, what a dead process without its supervisor leaves for the next open, the
+    /// continuous-drive cut and the bounded kick. (Every other death: `StopGuardKernel`.)
     @Suite(.serialized)
     struct GPIOSafety {
         static var hapticCal: String { TestSupport.buildDirectory + "/haptic-cal" }
@@ -212,6 +213,8 @@ extension GuestKernelTests {
             child.send(signal)
             let ending = try child.wait(timeout: 30)
             #expect(ending == .signaled(signal), "\(child.output)")
+            // The stop guard's supervisor applies the stop once more after the process is gone, then exits.
+            #expect(ChildProcess.waitUntil(timeout: 10) { CrashProbe.supervisors(of: child.pid).isEmpty })
 
             #expect(try rig.pwm.state(channel: rig.channel) == PWMSim.State(period: 50_000, dutyCycle: 0, enabled: false))
             let enable = try trace.events().filter { $0.line == 6 }
@@ -221,19 +224,17 @@ extension GuestKernelTests {
             let stopIndex = try #require(history.lastIndex { $0.state.dutyCycle == 50_000 && $0.state.enabled }) + 1
             let stops = Array(history[stopIndex...])
             #expect(stops.map(\.state) == [PWMSim.State(period: 50_000, dutyCycle: 0, enabled: true), PWMSim.State(period: 50_000, dutyCycle: 0, enabled: false)])
-            if let low = enable.last, let first = stops.first {
+            if let low = enable.first(where: { $0.value == 0 && $0.time >= history[stopIndex - 1].time }), let first = stops.first {
                 #expect(low.time / 1_000 <= first.time / 1_000, "the enable line fell at \(low), after the PWM stopped at \(first)")
             }
         }
 
-        @Test("SIGKILL leaves the PWM running; the next process's open forces the actuator stopped (enable line pulled up meanwhile)")
-        func sigkillThenOpen() throws {
+        @Test("what a process killed with its supervisor leaves (PWM running, enable line pulled up): the next open forces the actuator stopped")
+        func leftoverThenOpen() throws {
             let rig = try GPIOKernelRig(board: Self.driverBoard)
-            let child = try Self.startLongPlay(rig)
-            child.send(SIGKILL)
-            #expect(try child.wait(timeout: 30) == .signaled(SIGKILL))
-            // What a killed process leaves: the channel exported and driving; its lines released.
-            #expect(try rig.pwm.state(channel: rig.channel) == PWMSim.State(period: 50_000, dutyCycle: 50_000, enabled: true))
+            // A cgroup kill takes the supervisor too; so does a process without it: the channel stays
+            // exported and driving, and the released enable line keeps its level (here its pull-up).
+            try rig.pwm.configure(channel: rig.channel, PWMSim.State(period: 50_000, dutyCycle: 50_000, enabled: true))
             try rig.sim.setPull(line: 6, .up)
             #expect(try rig.sim.value(line: 6) == 1)
 
@@ -267,7 +268,10 @@ extension GuestKernelTests {
             let off = try #require(history[on...].firstIndex { $0.state.dutyCycle == 0 })
             let driven = Double(history[off].time - history[on].time) / 1e6
             // The watchdog meets the deadline within 1 ms; under TCG with other suites running, allow for scheduling delays.
-            #expect(driven >= 199 && driven < 600, "driven for \(driven) ms; history \(history)")
+            // The drive is timed from the limiter's clock reading, which lies between the write before
+            // (the wake's) and the drive's first duty write: the chip may see up to that gap less.
+            let lead = on > 0 ? Double(history[on].time - history[on - 1].time) / 1e6 : 0
+            #expect(driven >= 199 - lead && driven < 600, "driven for \(driven) ms (first write \(lead) ms after the one before); history \(history)")
             #expect(history[on...].allSatisfy { $0.time <= history[off].time || $0.state.dutyCycle == 0 })
             // Still asked to drive (the manual clock has not moved): still cut.
             usleep(100_000)
@@ -296,7 +300,10 @@ extension GuestKernelTests {
             let kick = try #require(history.firstIndex { $0.state.dutyCycle == 50_000 })
             let rated = try #require(history[kick...].firstIndex { $0.state.dutyCycle == 25_000 })
             let kicked = Double(history[rated].time - history[kick].time) / 1e6
-            #expect(kicked >= 49 && kicked < 400, "kick lasted \(kicked) ms; history \(history)")
+            // As above: the kick may look shorter by the gap between the wake's write and the kick's
+            // (36 ms seen on a starved emulator, with the kick's write 15.6 ms after the wake's).
+            let lead = kick > 0 ? Double(history[kick].time - history[kick - 1].time) / 1e6 : 0
+            #expect(kicked >= 49 - lead && kicked < 400, "kick lasted \(kicked) ms (its write \(lead) ms after the one before); history \(history)")
             #expect(history.allSatisfy { $0.state.dutyCycle <= 25_000 || ($0.time >= history[kick].time && $0.time < history[rated].time) })
             engine.stop()
         }
@@ -358,6 +365,32 @@ extension GuestKernelTests {
                     "\(rig.boardPath): $.actuators[0].pwm.channel: cannot use channel 40 of \(rig.pwm.chipPath): No such device (the chip has \(rig.pwm.channelCount) channels (npwm = \(rig.pwm.channelCount)): channel 40 does not exist)"
                 ), "\(message)")
             #expect(try !rig.lineIsUsed(0))
+        }
+
+        @Test("a PWM channel a kernel driver has requested: at once an error that says so, no wait for the export; no line is left requested")
+        func channelOwnedByKernelDriver() throws {
+            let rig = try GPIOKernelRig { names in
+                gpioBoard(
+                    names, topology: "driver-ic", actuator: "lra", gpio: #""enable": 2"#, pwm: #""channel": \#(names.channels[0]), "frequency_hz": 20000"#,
+                    extraLimits: #""resonant_frequency_hz": 175"#)
+            }
+            try rig.pwm.claimForDriver(channel: rig.channel)
+            defer { try? rig.pwm.releaseDriverClaim(channel: rig.channel) }
+            #expect(try rig.pwm.driverClaims().contains(rig.channel))
+            let chip = rig.pwm.chipPath.split(separator: "/").last.map(String.init) ?? ""
+            let message = try Self.openError(rig)
+            #expect(
+                message.contains("$.actuators[0].pwm.channel: ") && message.contains("channel \(rig.channel) of \(chip) is owned by a kernel driver"),
+                "\(message)")
+            // The export wait would have said the channel "did not appear".
+            #expect(!message.contains("did not appear"), "\(message)")
+            #expect(!SysFS.exists(rig.pwm.channelPath(rig.channel)))
+            #expect(try !rig.lineIsUsed(2))
+            // Freed by the driver, the same board opens.
+            try rig.pwm.releaseDriverClaim(channel: rig.channel)
+            let device = try rig.system().openDevice(rig.id())
+            device.close()
+            try Self.expectStopped(rig)
         }
 
         @Test("a line already in use names its consumer; the PWM is left stopped and unexported")

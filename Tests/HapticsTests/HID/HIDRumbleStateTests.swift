@@ -3,17 +3,6 @@ import Testing
 
 @Suite("HID: transports and the rumble state")
 struct HIDRumbleStateTests {
-    @Test("hidapi bus types: 1 is USB, 2 is Bluetooth; unknown, I2C and SPI are unsupported")
-    func hidapiBusTypes() {
-        #expect(HIDTransport(hidBusType: 1) == .usb)
-        #expect(HIDTransport(hidBusType: UInt32(2)) == .bluetooth)
-        #expect(HIDTransport(hidBusType: 0) == nil)
-        #expect(HIDTransport(hidBusType: 3) == nil)  // HID_API_BUS_I2C
-        #expect(HIDTransport(hidBusType: 4) == nil)  // HID_API_BUS_SPI
-        #expect(HIDTransport(hidBusType: -1) == nil)
-        #expect(HIDTransport(hidBusType: UInt64.max) == nil)
-    }
-
     @Test("Linux bus numbers: BUS_USB 0x03 and BUS_BLUETOOTH 0x05")
     func linuxBuses() {
         #expect(HIDTransport(linuxBus: 0x03) == .usb)

@@ -12,7 +12,7 @@ import Testing
 
     @Test("libhaptics-hid.so loads through dlopen and enumerates without failing")
     func pluginLoads() throws {
-        let system = HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory])))
+        let system = HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), daemon: .never))
         let backend = try #require(system.backends.first { $0.name == "hid" }, "plugins: \(system.plugins)")
         #expect(backend.path.hasSuffix("/libhaptics-hid.so"))
         let devices = try backend.devices()

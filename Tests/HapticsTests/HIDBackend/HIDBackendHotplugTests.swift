@@ -188,5 +188,29 @@ extension GuestKernelTests {
             let measured = try #require(system.devices().first { $0.id == id }).wakeLatency
             #expect(measured != listed.wakeLatency, "the wake was measured: \(measured) s vs the estimate \(listed.wakeLatency) s")
         }
+
+        @Test("listing while controllers come and go: every scan completes (nodes vanishing between two sysfs reads are skipped)")
+        func listingDuringUnplugs() async throws {
+            let controller = VirtualController.dualShock4v1USB
+            let system = HIDGuest.system()
+            let stop = Mutex(false)
+            let scans = Mutex(0)
+            // One thread lists as fast as it can while pads are created and destroyed under it.
+            let lister = Thread {
+                while !stop.withLock({ $0 }) {
+                    _ = system.devices()
+                    scans.withLock { $0 += 1 }
+                }
+            }
+            lister.start()
+            defer { stop.withLock { $0 = true } }
+            for _ in 0..<8 {
+                let pad = try await HIDGuest.plug(controller)
+                try pad.destroy()
+            }
+            stop.withLock { $0 = true }
+            try await HIDGuest.wait(for: "the lister to finish", timeout: 5) { lister.isFinished }
+            #expect(scans.withLock { $0 } > 8, "the listing ran while the pads came and went")
+        }
 }
 }

@@ -163,7 +163,7 @@ enum HIDGuest {
 
     /// A system loading the plugins of this build (the HID backend among them) through dlopen.
     static func system() -> HapticSystem {
-        HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory])))
+        HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), daemon: .never))
     }
 
     /// The id the backend must give `pad`, derived from the kernel's view of it (not from the

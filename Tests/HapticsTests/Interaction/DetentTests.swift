@@ -54,6 +54,25 @@ struct DetentTests {
         #expect(throws: InteractionError.self) { try DetentConfiguration(range: 5...5, spacing: .uniform(width: 1)) }
     }
 
+    @Test("too many detents, or a span that overflows, are typed errors rather than trapping conversions")
+    func detentCount() throws {
+        func problem(_ range: ClosedRange<Double>, _ spacing: DetentConfiguration.Spacing) -> String {
+            do {
+                let configuration = try DetentConfiguration(range: range, spacing: spacing)
+                return "\(configuration.detents.count) detents"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(problem(0...9999, .uniform(width: 1)) == "10000 detents")
+        #expect(problem(0...10000, .uniform(width: 1)) == "range 0...10000 with detent width 1 makes 10001 detents; at most 10000")
+        #expect(problem(0...1, .uniform(width: 1e-300)) == "range 0...1 with detent width 1e-300 makes 9.999999999999999e+299 detents; at most 10000")
+        #expect(
+            problem(-1e308...1e308, .uniform(width: 1))
+                == "range -1e+308...1e+308 with detent width 1 makes too many detents; at most 10000")
+        #expect(problem(0...1, .positions((0...10_000).map { Double($0) / 10_000 })) == "10001 detent positions lie inside the range; at most 10000")
+    }
+
     @Test("levels change once per threshold with hysteresis")
     func levels() {
         var levels = LevelTracker(thresholds: [0.3, 0.6], hysteresis: 0.05)

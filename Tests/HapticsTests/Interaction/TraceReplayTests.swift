@@ -88,4 +88,56 @@ struct TraceReplayTests {
         #expect(problem("# nothing\n") == "t.trace:1: empty trace; start it with 'pointer' or 'knob'")
         #expect(problem("knob 0 90 width=15 snap=2") == "t.trace:1: snap point 2.0 is outside 0.5...1")
     }
+
+    @Test("extreme numbers in a trace are errors naming the line, the value and the range")
+    func bounds() {
+        func problem(_ text: String) -> String {
+            do {
+                _ = try InteractionTrace(text: text, source: "t.trace")
+                return "parsed"
+            } catch {
+                return "\(error)"
+            }
+        }
+        // Each of these once ended the process: a time converted to nanoseconds by the replay, a
+        // detent count converted to Int, or a detent array of a billion elements.
+        #expect(problem("knob 0 90 width=15\nat 0 1\nat 1e300 2") == "t.trace:3: time 1e300 is outside -1000000000...1000000000")
+        #expect(
+            problem("knob 0 90 width=15\nat 0 1\nat 86400.5 2")
+                == "t.trace:3: time 86400.5 is 86400.5 s after the first sample's; a trace may span at most 86400 s")
+        #expect(problem("knob -1e308 1e308 width=1") == "t.trace:1: range minimum -1e308 is outside -1000000000...1000000000")
+        #expect(problem("knob 0 1000000000 width=0.000001") == "t.trace:1: range 0...1000000000 with detent width 1e-06 makes 1000000000000001 detents; at most 10000")
+        #expect(problem("knob 0 90 width=-15") == "t.trace:1: width -15 is outside 0...1000000000")
+        #expect(problem("knob 0 90 positions=0,1e10") == "t.trace:1: detent position 1e10 is outside -1000000000...1000000000")
+        #expect(problem("pointer\ntarget a 0 0 1e12 10") == "t.trace:2: width 1e12 is outside 0...1000000000")
+        #expect(problem("pointer\ntarget a 0 0 10 -10") == "t.trace:2: height -10 is outside 0...1000000000")
+        #expect(problem("pointer\ntarget a 0 0 10 10 style=beam:-1") == "t.trace:2: line height -1 is outside 0...1000000000")
+        #expect(problem("pointer\nguide g x=-2e9") == "t.trace:2: guide position -2e9 is outside -1000000000...1000000000")
+        #expect(problem("pointer\nat 0 1 1e99") == "t.trace:2: y 1e99 is outside -1000000000...1000000000")
+        #expect(problem("knob 0 90 width=15\nat -1000000000 1\nat -999913600 2") == "parsed", "a day after any origin")
+    }
+
+    @Test("a flick between samples a picosecond apart (an infinite velocity) projects a bounded distance")
+    func infiniteVelocity() throws {
+        let text = "pointer\ntarget near 100 0 20 20\ntarget far 9000 0 20 20\nat 0 0 10\nat 1e-300 50 10\n"
+        let trace = try InteractionTrace(text: text, source: "t.trace")
+        #expect(trace.events().map { "\($0.event)" } == ["flick → far"], "projected 10 000 points, to the last magnetic target on the way")
+        let rig = try EngineRig()
+        let fired = replay(trace, on: rig)
+        #expect(fired.map(\.description) == ["0 ms  flick → far"])
+        // Out to an infinite end, the walk is nil rather than an Int(inf) trap.
+        let regions = HitRegions(targets: [PointerTarget(id: "a", frame: Rect(x: 0, y: 0, width: 10, height: 10))])
+        #expect(regions.magneticTarget(reachedFrom: Point(x: 5, y: 5), to: Point(x: .infinity, y: 5)) == nil)
+        #expect(regions.magneticTarget(reachedFrom: Point(x: -1e150, y: 5), to: Point(x: 1e150, y: 5))?.id == "a", "10 000 steps")
+    }
+
+    @Test("a replay of a trace made in code with times centuries apart plays the first day of it")
+    func farTimes() throws {
+        let configuration = try DetentConfiguration(range: 0...90, spacing: .uniform(width: 15))
+        let samples: [(time: Double, position: Double)] = [(0, 0), (10, 20), (1e300, 40), (.greatestFiniteMagnitude, 60)]
+        let trace = InteractionTrace(content: .knob(configuration, samples: samples), source: "code")
+        #expect(trace.events().count == 4)
+        let rig = try EngineRig()
+        #expect(replay(trace, on: rig).map(\.description) == ["10000 ms  detent 1 ↑  → selection ×0.6  played"])
+    }
 }

@@ -33,6 +33,8 @@ struct AHAPInvalidCorpusTests {
     }
 
     static let negative = "is negative; times and durations must be ≥ 0 seconds"
+    static let tooLate = "s is outside 0...3600 s, the times a pattern may use"
+    static let endsTooLate = "s from the pattern's start, past the 3600 s a pattern may last"
     static let eventTypes = "HapticTransient, HapticContinuous, AudioContinuous, AudioCustom"
     static let eventParameterIDs =
         "HapticIntensity, HapticSharpness, AttackTime, DecayTime, ReleaseTime, Sustained, AudioVolume, AudioPitch, AudioPan, AudioBrightness"
@@ -94,6 +96,16 @@ struct AHAPInvalidCorpusTests {
             .invalid(
                 path: "$.Pattern[2].ParameterCurve.ParameterCurveControlPoints[2].Time",
                 "control point time 0.3 s is earlier than the previous point's 0.4 s")),
+        // Times past HapticPattern.maximumTime (each of these once ended the process converting
+        // seconds to nanoseconds in the engine).
+        Case("time-past-limit.ahap", .invalid(path: "$.Pattern[0].Event.Time", "1e+300 \(tooLate)")),
+        Case("curve-time-past-limit.ahap", .invalid(path: "$.Pattern[1].ParameterCurve.Time", "9.3e+18 \(tooLate)")),
+        Case("parameter-time-past-limit.ahap", .invalid(path: "$.Pattern[1].Parameter.Time", "3600.5 \(tooLate)")),
+        Case("audio-duration-past-limit.ahap", .invalid(path: "$.Pattern[1].Event.EventDuration", "1.5e+308 \(tooLate)")),
+        Case("event-ends-past-limit.ahap", .invalid(path: "$.Pattern[0].Event.EventDuration", "20 s ends at 3610 \(endsTooLate)")),
+        Case(
+            "control-point-past-limit.ahap",
+            .invalid(path: "$.Pattern[0].ParameterCurve.ParameterCurveControlPoints[1].Time", "700 s ends at 3700 \(endsTooLate)")),
         // Missing content.
         Case(
             "audio-custom-without-waveform.ahap",

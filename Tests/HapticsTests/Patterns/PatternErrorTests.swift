@@ -96,6 +96,43 @@ struct PatternErrorTests: AHAPModelBuilding {
         #expect(pointTime == .negative(.controlPoint(0, 0, "Time"), -0.125))
     }
 
+    @Test("times up to 3600 s are accepted, later ones and later ends rejected with the value")
+    func timeLimit() throws {
+        #expect(HapticPattern.maximumTime == 3600)
+        let atLimit = try HapticPattern(
+            events: [transient(3600), continuous(3570, duration: 30)], parameters: [control(.hapticIntensityControl, 1, at: 3600)],
+            parameterCurves: [curve(.hapticSharpnessControl, at: 3000, [point(0, 0), point(600, 1)])])
+        #expect(atLimit.duration == 3600)
+
+        let late = error(events: [transient(0), transient(3600.25)])
+        #expect(late == .tooLate(.event(1, "Time"), 3600.25))
+        #expect(late?.description == "events[1].Time: 3600.25 s is outside 0...3600 s, the times a pattern may use")
+        #expect(error(events: [transient(.greatestFiniteMagnitude)]) == .tooLate(.event(0, "Time"), .greatestFiniteMagnitude))
+        #expect(error(parameters: [control(.hapticIntensityControl, 1, at: 1e19)]) == .tooLate(.parameter(0, "Time"), 1e19))
+        #expect(error(curves: [curve(.hapticIntensityControl, at: 4000, [point(0, 1)])]) == .tooLate(.curve(0, "Time"), 4000))
+        #expect(error(curves: [curve(.hapticIntensityControl, at: 0, [point(0, 1), point(5000, 0)])]) == .tooLate(.controlPoint(0, 1, "Time"), 5000))
+
+        // A continuous event is clamped to 30 s first; its end is checked after.
+        let ends = error(events: [continuous(3590, duration: 45)])
+        #expect(ends == .endsTooLate(.event(0, "EventDuration"), 30, end: 3620))
+        #expect(ends?.description == "events[0].EventDuration: 30 s ends at 3620 s from the pattern's start, past the 3600 s a pattern may last")
+        let audio = error(events: [HapticEvent(eventType: .audioContinuous, relativeTime: 100, duration: 3550)])
+        #expect(audio == .endsTooLate(.event(0, "EventDuration"), 3550, end: 3650))
+        let point = error(curves: [curve(.hapticIntensityControl, at: 3000, [point(0, 1), point(600.5, 0)])])
+        #expect(point == .endsTooLate(.controlPoint(0, 1, "Time"), 600.5, end: 3600.5))
+    }
+
+    @Test("a long curve ending at 3600 s splits into curves that export and import unchanged")
+    func splitAtTheLimit() throws {
+        let start = 1212.5352985955662, sixteenth = 914.9958010723009, last = 2387.464701404434
+        #expect(start + last <= HapticPattern.maximumTime)
+        #expect((start + sixteenth) + (last - sixteenth) > HapticPattern.maximumTime, "splitting moves the end up by a rounding step")
+        let points = (0..<15).map { point(Double($0), 0.5) } + [point(sixteenth, 1), point(last, 0)]
+        let pattern = try HapticPattern(events: [], parameterCurves: [curve(.hapticIntensityControl, at: start, points)])
+        #expect(pattern.parameterCurves.count == 2)
+        #expect(try HapticPattern(ahap: pattern.ahapText()) == pattern)
+    }
+
     @Test("an empty curve, decreasing points and an AudioCustom event without a waveform")
     func structure() {
         let empty = error(curves: [curve(.hapticIntensityControl, at: 0, [])])

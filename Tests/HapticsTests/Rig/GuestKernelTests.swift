@@ -25,7 +25,8 @@ extension Tag {
 /// - runs in the VM automatically: the host-side ``VMRigRunner`` boots the VM twice per
 ///   `swift test` (real HID drivers loaded; `hid.ignore_special_drivers=1`) and runs the test
 ///   binary inside with `--filter '^HapticsTests\.GuestKernelTests(/|$)'`
-///   (``VMRig/guestSuiteFilter``), so every guest-side suite joins those two boots, and each
+///   (``VMRig/guestSuiteFilter``; then ``GuestExclusiveKernelTests`` alone), so every guest-side
+///   suite joins those two boots, and each
 ///   guest failure is reported as a failure of the host test with the guest's message.
 ///
 /// Inside the guest, use `VMRig.ignoresSpecialHIDDrivers` to tell the two boots apart.
@@ -33,3 +34,14 @@ extension Tag {
     .enabled(if: VMRig.isInsideVM, "guest-side suite: runs only inside the kernel VM rig (the host-side VMRigRunner boots it)"),
     .tags(.kernel))
 enum GuestKernelTests {}
+
+/// The parent of the guest-side suites that need the guest to themselves: in each boot they run
+/// after every suite of ``GuestKernelTests`` has finished, in a second pass of the test binary
+/// (``VMRig/exclusiveGuestSuiteFilter``). For suites whose child processes load the one vCPU for
+/// seconds (starting Swift programs, the runtime's backtracer), which would upset the timing
+/// checks of the others, and whose own time figures need a quiet machine. Same conventions as
+/// ``GuestKernelTests``; the suites inside still run in parallel with each other.
+@Suite(
+    .enabled(if: VMRig.isInsideVM, "guest-side suite: runs only inside the kernel VM rig (the host-side VMRigRunner boots it)"),
+    .tags(.kernel))
+enum GuestExclusiveKernelTests {}

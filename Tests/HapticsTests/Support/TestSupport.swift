@@ -23,7 +23,7 @@ enum TestSupport {
     }
 
     /// A system that loads only the plugins built with the package, with the recording backend
-    /// simulating `devices` and writing to `output`.
+    /// simulating `devices` and writing to `output`; in-process whatever runs on the developer's bus.
     static func recordingSystem(
         devices: String = "lra,erm,gamepad", output: String? = nil, clock: any HapticClock = SystemClock.shared,
         policy: PowerPolicy = PowerPolicy(), simulateWake: Bool = false
@@ -33,7 +33,7 @@ enum TestSupport {
         return HapticSystem(
             configuration: .init(
                 searchPath: PluginSearchPath(directories: [buildDirectory]), settings: settings, clock: clock, powerPolicy: policy,
-                logger: quietLogger))
+                logger: quietLogger, daemon: .never))
     }
 
     /// Runs `executable` with `arguments` and waits for it; standard output and error come back

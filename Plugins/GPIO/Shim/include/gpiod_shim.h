@@ -76,9 +76,16 @@ int gpiod_shim_request_outputs(const char * _Nonnull path, const char * _Nonnull
  *
  * Async-signal-safe: no allocation, no locking, one ioctl (libgpiod 1.6's
  * gpiod_line_set_value_bulk and 2.x's gpiod_line_request_set_values build the ioctl argument on
- * the stack), so the stop guard may call it from a signal handler.
+ * the stack), so the stop guard may call it from a signal handler (through
+ * gpiod_shim_set_values_untyped).
  */
 int gpiod_shim_set_values(gpiod_shim_request * _Nonnull request, const int * _Nonnull values);
+
+/**
+ * gpiod_shim_set_values with the request untyped: the line setter the stop guard calls
+ * (haptics_stop_lines_setter), async-signal-safe like gpiod_shim_set_values.
+ */
+int gpiod_shim_set_values_untyped(void * _Nonnull request, const int * _Nonnull values);
 
 /** Reads back the logical values of every line of the request. */
 int gpiod_shim_get_values(gpiod_shim_request * _Nonnull request, int * _Nonnull values);

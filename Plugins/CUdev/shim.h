@@ -1,0 +1,2 @@
+/* libudev (Debian: libudev-dev). Only the evdev backend plugin links it; the core never does. */
+#include <libudev.h>

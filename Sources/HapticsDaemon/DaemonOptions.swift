@@ -1,0 +1,47 @@
+import Haptics
+import HapticsBus
+import Logging
+
+/// How hapticsd runs; `hapticsd --help` documents each option.
+public struct DaemonOptions: Sendable {
+    /// The bus to serve on: the session bus (default), the system bus (`--system`, for headless
+    /// boards), or an explicit address.
+    public var bus: BusConnection.Address = .session
+    /// Where the backend plugins are.
+    public var searchPath: PluginSearchPath = .standard()
+    /// Backend settings (`recording.devices`, `gpio.boards`, …); `HAPTICS_KEY_NAME` variables fill in the rest.
+    public var settings: [String: String] = [:]
+    /// Whether to serve feedbackd's `org.sigxcpu.Feedback` too.
+    public var servesFeedbackd = true
+    /// A theme file to use instead of the named theme (`--theme`, `$FEEDBACK_THEME`).
+    public var themeFile: String?
+    /// The theme to look up (`--theme-name`).
+    public var themeName = "default"
+    /// hapticsd's own theme directories, searched before the standard ones.
+    public var themeDirectories: [String] = []
+    /// The feedbackd profile at start (`--profile`).
+    public var profile: FeedbackProfile = .full
+    /// The device an empty device argument means; empty: the first usable device.
+    public var defaultDevice = ""
+    /// Play calls per second one client may make before its calls are refused.
+    public var maxCallsPerSecond = 1000
+    /// Players one client may hold at once.
+    public var maxPlayersPerClient = 256
+    /// The per-app settings file; nil: `$XDG_CONFIG_HOME/haptics/apps.json`.
+    public var appsFile: String?
+    /// Whether the bus thread asks for `SCHED_FIFO` (granted to root and `CAP_SYS_NICE`).
+    public var realtime = true
+    /// How much to log (to standard error, which the journal keeps under systemd).
+    public var logLevel: Logger.Level = .info
+
+    /// The defaults.
+    public init() {}
+}
+
+/// Why hapticsd could not start: printed, and the process exits with status 1.
+public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
+    /// What failed and the fix.
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

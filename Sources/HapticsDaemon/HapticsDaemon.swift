@@ -1,0 +1,374 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHapticsdInterfaces
+import CSystemd
+import Haptics
+import HapticsBus
+import HapticsSupport
+import Logging
+
+/// hapticsd: the one owner of the haptic devices, serving `org.swifthaptics.Haptics1` (and
+/// feedbackd's `org.sigxcpu.Feedback`) on a message bus.
+///
+/// Threads: the main thread runs the event loop (`sd_event`) and is the only one that touches the
+/// bus and the state below. The engines render on one scheduler thread; what they report (a player
+/// ended, a device came or went) reaches the main thread through a ``WakeupQueue`` (an eventfd in
+/// the loop), so nothing polls and no lock is held across a bus call.
+public final class HapticsDaemon: @unchecked Sendable {
+    // Everything below is confined to the main thread (hence @unchecked Sendable: jobs posted to the
+    // queue carry `self` back to that thread).
+
+    /// The interface version, `Version` on the bus.
+    public static let version = "1.0"
+
+    let options: DaemonOptions
+    let logger: Logger
+    let loop: EventLoop
+    let queue: WakeupQueue
+    let bus: BusConnection
+    let devices: DeviceOwner
+    let players: PlayerRegistry
+    let clients: ClientTracker
+    var policy: PolicyStore
+    var feedback: FeedbackManager
+    var limiter: CallLimiter
+    var guards = OveruseGuards()
+    var statistics = Statistics()
+    /// The app ids each client used (to drop an app's guards when its last client leaves).
+    var clientApps: [String: Set<String>] = [:]
+    let processID = UInt32(getpid())
+    let started = HapticInstant.monotonicNow()
+    private let mainThread = pthread_self()
+    var servesFeedbackd = false
+    private(set) var stopping = false
+
+    /// The signals the event loop handles (stop, stop, reload). Blocked first thing in `main`, before
+    /// any thread exists, so they reach the loop's signalfd and never a handler on another thread
+    /// (a plugin's signal handler included: hapticsd stops the actuators itself, in order).
+    public static let handledSignals = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Blocks ``handledSignals`` for this thread and every thread started after it.
+    public static func blockHandledSignals() {
+        EventLoop.blockSignals(handledSignals)
+    }
+
+    /// Sets everything up short of taking the bus names: plugins, devices, policy, theme, bus connection.
+    public init(options: DaemonOptions) throws(DaemonStartError) {
+        self.options = options
+        var logger = Logger(label: "hapticsd")
+        logger.logLevel = options.logLevel
+        self.logger = logger
+        do {
+            loop = try EventLoop()
+            queue = try WakeupQueue()
+        } catch {
+            throw DaemonStartError("cannot set up the event loop: \(error)")
+        }
+
+        var global = HapticPolicy()
+        do { global = try HapticPolicy.load() } catch { logger.warning("ignoring the haptics settings: \(error)") }
+        var apps: [String: AppPolicy] = [:]
+        do { apps = try PolicyStore.loadApps(path: options.appsFile ?? PolicyStore.appsPath()) } catch {
+            logger.warning("ignoring the per-app settings: \(error)")
+        }
+        policy = PolicyStore(global: global, apps: apps, profile: options.profile)
+        limiter = CallLimiter(limit: options.maxCallsPerSecond)
+
+        let loaded: ThemeSearch.Loaded
+        do {
+            loaded = try Self.themeSearch(options).load(file: options.themeFile, name: options.themeName)
+        } catch {
+            throw DaemonStartError("cannot load the feedback theme: \(error) (choose one with --theme FILE or --theme-dir DIR)")
+        }
+        for warning in loaded.warnings { logger.warning("theme: \(warning)") }
+        feedback = FeedbackManager(theme: loaded.theme, files: loaded.files)
+        logger.info("feedback theme '\(loaded.theme.name)' from \(loaded.files.joined(separator: " ← "))")
+
+        do {
+            bus = try BusConnection(options.bus, description: "hapticsd")
+        } catch {
+            throw DaemonStartError("cannot connect to \(options.bus): \(error.message)")
+        }
+        clients = ClientTracker(bus: bus)
+        players = PlayerRegistry(queue: queue, logger: logger)
+
+        let system = HapticSystem(
+            configuration: .init(searchPath: options.searchPath, settings: options.settings, logger: logger, daemon: .never))
+        for failure in system.plugins.failures { logger.notice("plugin not loaded: \(failure)") }
+        devices = DeviceOwner(system: system, defaultDevice: options.defaultDevice, policy: global, queue: queue, logger: logger)
+    }
+
+    /// The theme search for `options`: `--theme-dir` directories, then the installed and source-tree ones.
+    static func themeSearch(_ options: DaemonOptions) -> ThemeSearch {
+        var directories = options.themeDirectories
+        if let bin = PluginSearchPath.executableDirectory() {
+            directories.append(ThemeSearch.normalize(bin + "/../share/hapticsd/themes"))
+            // Run from a SwiftPM build directory (`…/.build/<triple>/debug/`): the repository's themes.
+            if let build = bin.firstRange(of: "/.build/") {
+                directories.append(String(bin[..<build.lowerBound]) + "/dist/themes")
+            }
+        }
+        directories += ["/usr/local/share/hapticsd/themes", "/usr/share/hapticsd/themes"]
+        var seen = Set<String>()
+        return ThemeSearch.standard(themeDirectories: directories.filter { seen.insert($0).inserted })
+    }
+
+    /// Serves until SIGTERM or SIGINT; returns the exit status.
+    public func run() throws(DaemonStartError) -> Int32 {
+        do {
+            try loop.onReadable(queue.descriptor) { [unowned self] _ in queue.drain() }
+            for signal in [SIGTERM, SIGINT] {
+                try loop.onSignal(signal) { [unowned self] number in shutDown(signal: number) }
+            }
+            try loop.onSignal(SIGHUP) { [unowned self] _ in reload() }
+        } catch {
+            throw DaemonStartError("cannot set up the event loop: \(error)")
+        }
+
+        players.onEnded = { [unowned self] record, reason in playerEnded(record, reason: reason) }
+        clients.onLeft = { [unowned self] name in clientLeft(name) }
+        devices.onChange = { [unowned self] added, removed in devicesChanged(added: added, removed: removed) }
+        devices.onEngineStopped = { [unowned self] id, reason in
+            logger.notice("\(id): engine stopped: \(reason)")
+            // A device found gone by a failed write (no backend event): drop it now, DeviceRemoved included.
+            if case .deviceLost = reason { devices.refresh() }
+        }
+        try registerInterfaces()
+        devices.start()
+        do {
+            try bus.requestName(HAPTICSD_BUS_NAME)
+        } catch {
+            let hint = error.errno == EEXIST ? " (is hapticsd already running?)" : ""
+            throw DaemonStartError("cannot own \(HAPTICSD_BUS_NAME): \(error.message)\(hint)")
+        }
+        if options.servesFeedbackd {
+            do {
+                try bus.requestName(HAPTICSD_FEEDBACK_BUS_NAME)
+                servesFeedbackd = true
+            } catch {
+                logger.warning("not serving feedbackd's interface: \(error.message) (stop feedbackd to let hapticsd serve its clients)")
+            }
+        }
+        do { try loop.attach(bus) } catch { throw DaemonStartError("cannot attach the bus to the event loop: \(error)") }
+
+        // The bus thread answers clients and stops players when clients leave: when allowed (root,
+        // CAP_SYS_NICE, an rtprio limit) it runs SCHED_FIFO below the engine's scheduler, so a busy
+        // machine does not delay a stop.
+        if options.realtime, PosixThread.requestRealtimeForCurrentThread(priority: 10) { logger.info("the bus thread runs SCHED_FIFO") }
+        let usable = devices.devices.filter(\.isUsable).map(\.id)
+        let status = "serving \(usable.count) device\(usable.count == 1 ? "" : "s") on \(options.bus)"
+        logger.info("\(status): \(usable.joined(separator: ", "))")
+        _ = sd_notify(0, "READY=1\nSTATUS=\(status)")
+        do {
+            return try loop.run()
+        } catch {
+            throw DaemonStartError("the event loop failed: \(error)")
+        }
+    }
+
+    private func registerInterfaces() throws(DaemonStartError) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        do {
+            try bus.addObject(path: HAPTICSD_OBJECT_PATH, interface: HAPTICSD_INTERFACE, vtable: hapticsd_manager_vtable(), userdata: userdata)
+            try bus.addFallback(
+                prefix: HAPTICSD_PLAYER_PREFIX, interface: HAPTICSD_PLAYER_INTERFACE, vtable: hapticsd_player_vtable(),
+                find: { _, path, _, userdata, found, _ in
+                    // Every well-formed player path is served; handlers say UnknownPlayer for ids not in use.
+                    guard let path, PlayerRegistry.id(fromPath: String(cString: path)) != nil else { return 0 }
+                    found?.pointee = userdata
+                    return 1
+                }, userdata: userdata)
+            try bus.addNodeEnumerator(
+                path: HAPTICSD_PLAYER_PREFIX,
+                enumerate: { _, _, userdata, nodes, _ in
+                    let daemon = Unmanaged<HapticsDaemon>.fromOpaque(userdata!).takeUnretainedValue()
+                    let paths = daemon.players.records.keys.sorted().map { PlayerRegistry.path(for: $0) }
+                    let list = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: paths.count + 1)
+                    for (index, path) in paths.enumerated() { list[index] = strdup(path) }
+                    list[paths.count] = nil
+                    // sd-bus frees the list and its strings with free().
+                    nodes?.pointee = list
+                    return 0
+                }, userdata: userdata)
+            if options.servesFeedbackd {
+                try bus.addObject(
+                    path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_INTERFACE, vtable: hapticsd_feedback_vtable(), userdata: userdata)
+                try bus.addObject(
+                    path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_HAPTIC_INTERFACE, vtable: hapticsd_feedback_haptic_vtable(),
+                    userdata: userdata)
+            }
+        } catch {
+            throw DaemonStartError("cannot register the D-Bus interfaces: \(error)")
+        }
+    }
+
+    /// Whether the caller runs on the main thread (the overuse guard calls back inline or from the clock).
+    var isMainThread: Bool { pthread_equal(pthread_self(), mainThread) != 0 }
+
+    // MARK: - Lifecycle
+
+    /// SIGTERM or SIGINT: every player stopped, every actuator stopped and closed, then exit.
+    func shutDown(signal: Int32) {
+        guard !stopping else { return }
+        stopping = true
+        logger.info("signal \(signal): stopping every actuator")
+        _ = sd_notify(0, "STOPPING=1")
+        let ended = players.endAll(reason: "daemon-stopping")
+        devices.shutDown()
+        for record in ended { playerEnded(record, reason: "daemon-stopping") }
+        bus.flush()
+        loop.exit(code: 0)
+    }
+
+    /// SIGHUP: reads the settings files and the theme again.
+    func reload() {
+        var global = policy.global
+        do { global = try HapticPolicy.load() } catch { logger.warning("ignoring the haptics settings: \(error)") }
+        var apps = policy.apps
+        do { apps = try PolicyStore.loadApps(path: options.appsFile ?? PolicyStore.appsPath()) } catch {
+            logger.warning("ignoring the per-app settings: \(error)")
+        }
+        do {
+            let loaded = try Self.themeSearch(options).load(file: options.themeFile, name: options.themeName)
+            feedback.theme = loaded.theme
+            feedback.themeFiles = loaded.files
+            for warning in loaded.warnings { logger.warning("theme: \(warning)") }
+            logger.info("reloaded theme '\(loaded.theme.name)' from \(loaded.files.joined(separator: " ← "))")
+        } catch {
+            logger.warning("keeping the current theme: \(error)")
+        }
+        setGlobalPolicy(global)
+        policy.apps = apps
+        for app in Set(players.records.values.map(\.appID)) { applyAppPolicy(app) }
+        emitPropertiesChanged(["Enabled", "IntensityScale", "MinimumIntervals", "AppPolicies"])
+    }
+
+    /// A client left the bus: everything it started that could go on stops now: patterns, players,
+    /// feedbackd events and vibrations, and effects still waiting in the overuse guard. A vocabulary
+    /// effect already playing (a tap or a short rhythm, 0.4 s at most, ending by itself) plays out,
+    /// so `busctl call … PlayEffect` from a shell is not cut off when busctl exits.
+    func clientLeft(_ name: String) {
+        let owned = players.records(ownedBy: name).filter { record in
+            if case .effect = record.origin, record.player != nil { return false }
+            return true
+        }
+        if !owned.isEmpty { logger.info("client \(name) left: stopping its \(owned.count) player(s)") }
+        for record in owned { players.stop(record, reason: "client-vanished") }
+        limiter.forget(name)
+        let apps = clientApps.removeValue(forKey: name) ?? []
+        for app in apps where !clientApps.values.contains(where: { $0.contains(app) }) {
+            guards.forget(app: app)
+        }
+    }
+
+    /// Most app ids one connection may speak for (a connection is an app, or a few: a shell, a helper).
+    static let maximumAppsPerClient = 64
+
+    /// Notes that `message`'s sender uses `app`, and follows it so what it starts stops when it leaves
+    /// (and its per-client state goes with it).
+    /// - Throws: `InvalidArgument` when the connection has already used ``maximumAppsPerClient`` others,
+    ///   so no client can grow the service's state without bound.
+    func noteClient(_ message: BusMessage, app: String) throws(BusError) {
+        guard let sender = message.sender else { return }
+        guard clients.follow(message) else {
+            throw BusError(name: DaemonError.prefix + "ClientGone", message: "\(sender) left the bus before its call was served")
+        }
+        var apps = clientApps[sender] ?? []
+        guard apps.contains(app) || apps.count < Self.maximumAppsPerClient else {
+            throw DaemonError.invalidArgument(
+                "app_id", "this connection already spoke for \(Self.maximumAppsPerClient) app ids; use one connection per app")
+        }
+        apps.insert(app)
+        clientApps[sender] = apps
+    }
+
+    // MARK: - Events from the engines and backends
+
+    func playerEnded(_ record: PlayerRecord, reason: String) {
+        statistics.ended[reason, default: 0] += 1
+        if case .feedbackEvent(let id) = record.origin {
+            if let event = feedback.removeEvent(id) { emitFeedbackEnded(event.id, FeedbackManager.EndReason(playerReason: reason)) }
+            return
+        }
+        if case .vibrate = record.origin, feedback.vibrations[record.appID] == record.id {
+            feedback.vibrations[record.appID] = nil
+        }
+        emitEnded(record, reason: reason)
+    }
+
+    func devicesChanged(added: [OwnedDevice], removed: [OwnedDevice]) {
+        for owned in removed {
+            // Its players go with it (one that was playing has just been stopped by its engine).
+            for record in players.records.values where record.deviceID == owned.id {
+                record.released = true
+                players.stop(record, reason: "device-lost")
+            }
+            emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "DeviceRemoved") { writer throws(BusError) in try writer.string(owned.id) }
+        }
+        for owned in added {
+            emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "DeviceAdded") { writer throws(BusError) in
+                try writer.string(owned.id)
+                try writer.dictionary(details(owned))
+            }
+        }
+        emitPropertiesChanged(["Devices", "DefaultDevice"])
+    }
+
+    func details(_ owned: OwnedDevice) -> [(key: String, value: BusValue)] {
+        DeviceDetails.entries(owned, isDefault: devices.defaultDevice === owned, ownerPID: processID)
+    }
+
+    // MARK: - Policy
+
+    func setGlobalPolicy(_ global: HapticPolicy) {
+        policy.global = global
+        devices.apply(global)
+    }
+
+    /// Re-applies `app`'s scale and mute to its players (its policy changed).
+    func applyAppPolicy(_ app: String) {
+        let enabled = policy.isEnabled(app: app)
+        let scale = policy.appScale(app: app)
+        for record in players.records.values where record.appID == app {
+            guard let player = record.player, let engine = record.engine else { continue }
+            engine.setIntensityScale(record.intensity * scale, of: player)
+            player.isMuted = record.clientMuted || !enabled
+        }
+    }
+
+    // MARK: - Emitting
+
+    func emitEnded(_ record: PlayerRecord, reason: String) {
+        // Unicast: only the player's owner hears of it, so a busy service does not broadcast every end to every client.
+        emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "Ended", to: record.owner) { writer throws(BusError) in
+            try writer.objectPath(record.path)
+            try writer.string(reason)
+        }
+    }
+
+    func emitFeedbackEnded(_ id: UInt32, _ reason: FeedbackManager.EndReason) {
+        emitSignal(HAPTICSD_FEEDBACK_OBJECT_PATH, HAPTICSD_FEEDBACK_INTERFACE, "FeedbackEnded") { writer throws(BusError) in
+            try writer.uint32(id)
+            try writer.uint32(reason.wireValue)
+        }
+    }
+
+    func emitSignal(
+        _ path: String, _ interface: String, _ member: String, to destination: String? = nil, _ build: (BusWriter) throws(BusError) -> Void
+    ) {
+        do {
+            let signal = try bus.signal(path: path, interface: interface, member: member, build)
+            if let destination { try signal.setDestination(destination) }
+            try signal.send()
+        } catch {
+            logger.warning("cannot emit \(member): \(error)")
+        }
+    }
+
+    func emitPropertiesChanged(_ names: [String], path: String = HAPTICSD_OBJECT_PATH, interface: String = HAPTICSD_INTERFACE) {
+        do { try bus.emitPropertiesChanged(path: path, interface: interface, names: names) } catch {
+            logger.warning("cannot emit PropertiesChanged(\(names.joined(separator: ", "))): \(error)")
+        }
+    }
+}

@@ -1,0 +1,296 @@
+import Haptics
+import HapticsBus
+
+/// `org.swifthaptics.Haptics1` at `/org/swifthaptics/Haptics1`: devices, effects, patterns, players, policy.
+extension HapticsDaemon {
+    /// The largest AHAP document a call may carry, in bytes.
+    static let maximumAHAPBytes = 4 << 20
+
+    func managerCall(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        switch call.member ?? "" {
+        case "ListDevices":
+            try reply(call) { writer throws(BusError) in
+                try writer.container("a", "(sa{sv})") { () throws(BusError) in
+                    for owned in devices.devices {
+                        try writer.container("r", "sa{sv}") { () throws(BusError) in
+                            try writer.string(owned.id)
+                            try writer.dictionary(details(owned))
+                        }
+                    }
+                }
+            }
+        case "GetDevice":
+            let query = try arguments.string()
+            let owned: OwnedDevice
+            if query.isEmpty {
+                guard let chosen = devices.defaultDevice else { throw DaemonError.unknownDevice("(the default device)", available: devices.devices.map(\.id)) }
+                owned = chosen
+            } else {
+                guard let found = devices.devices.first(where: { $0.id == query }) else {
+                    throw DaemonError.unknownDevice(query, available: devices.devices.map(\.id))
+                }
+                owned = found
+            }
+            try reply(call) { writer throws(BusError) in try writer.dictionary(details(owned)) }
+        case "ListEffects":
+            try reply(call) { writer throws(BusError) in
+                try writer.container("a", "(sss)") { () throws(BusError) in
+                    for effect in FeedbackEffect.vocabulary {
+                        try writer.append(.structure([.string(effect.name), .string(effect.family.rawValue), .string(effect.kind)]))
+                    }
+                }
+            }
+        case "Prepare":
+            _ = try Validation.appID(arguments.string())
+            let owned = try devices.resolve(arguments.string())
+            owned.device?.prepare()
+            try reply(call)
+        case "PlayEffect":
+            try counted { () throws(BusError) in try playEffect(call) }
+        case "PlayPattern":
+            try counted { () throws(BusError) in try playPattern(call) }
+        case "CreatePlayer":
+            try counted { () throws(BusError) in try createPlayer(call) }
+        case "StopAll":
+            if let sender = call.sender {
+                for record in players.records(ownedBy: sender) { players.stop(record, reason: "stopped") }
+            }
+            try reply(call)
+        case "SetAppPolicy":
+            let app = try Validation.appID(arguments.string())
+            let entries = try arguments.dictionary()
+            let appPolicy = try PolicyStore.appPolicy(from: entries)
+            policy.apps[app] = appPolicy.isDefault ? nil : appPolicy
+            applyAppPolicy(app)
+            try reply(call)
+            emitPropertiesChanged(["AppPolicies"])
+        case "GetAppPolicy":
+            let app = try Validation.appID(arguments.string())
+            try reply(call) { writer throws(BusError) in try writer.dictionary(effectivePolicy(app)) }
+        case "GetStatistics":
+            let entries = statistics.entries(
+                players: players.records.count, clients: clients.count, guards: guards.count, devices: devices.devices.count,
+                uptime: HapticInstant.monotonicNow().seconds(since: started))
+            try reply(call) { writer throws(BusError) in try writer.dictionary(entries) }
+        default:
+            throw BusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member ?? "?")")
+        }
+    }
+
+    /// Counts a play call, and its refusal when it throws.
+    private func counted(_ body: () throws(BusError) -> Void) throws(BusError) {
+        statistics.calls += 1
+        do { try body() } catch {
+            statistics.refuse(error)
+            throw error
+        }
+    }
+
+    /// What every play call checks first: the app id, the device, the caller's rate and player count.
+    private func admit(_ call: BusMessage, app rawApp: String, device query: String) throws(BusError) -> (app: String, device: OwnedDevice, sender: String) {
+        let app = try Validation.appID(rawApp)
+        let owned = try devices.resolve(query)
+        let sender = call.sender ?? ""
+        try noteClient(call, app: app)
+        try limiter.admit(sender, at: .monotonicNow())
+        if players.count(ownedBy: sender) >= options.maxPlayersPerClient { throw DaemonError.tooManyPlayers(sender, limit: options.maxPlayersPerClient) }
+        return (app, owned, sender)
+    }
+
+    /// `PlayEffect(s app_id, s device, s effect, d intensity) → (o player, s disposition)`.
+    private func playEffect(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let rawApp = try arguments.string(), query = try arguments.string(), name = try arguments.string()
+        let rawIntensity = try arguments.double()
+        guard let effect = FeedbackEffect.named(name) else { throw DaemonError.unknownEffect(name) }
+        let intensity = try Validation.number(rawIntensity, "intensity", in: 0...1)
+        let (app, owned, sender) = try admit(call, app: rawApp, device: query)
+        guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
+
+        let id = players.allocateID()
+        let overuse = guards.guardFor(app: app, device: owned.id)
+        let interval = max(policy.minimumInterval(for: effect.kind, app: app), engine.minimumTapInterval())
+        let request = UncheckedMain(EffectRequest(daemon: self, id: id, owner: sender, app: app, device: owned))
+        let decision = overuse.request(effect, scale: intensity, interval: interval, clock: engine.clock) { effect, scale in
+            request.value.play(effect, scale: scale)
+        }
+        if let failure = request.value.failure { throw failure }
+        let path: String
+        let disposition: String
+        switch decision {
+        case .played:
+            statistics.played += 1
+            path = PlayerRegistry.path(for: id)
+            disposition = "played"
+        case .deferred:
+            statistics.deferred += 1
+            let record = PlayerRecord(
+                id: id, owner: sender, appID: app, deviceID: owned.id, origin: .effect(name: effect.name, kind: effect.kind), oneShot: true,
+                intensity: intensity)
+            players.insert(record)
+            guards.setWaiting(id, app: app, device: owned.id, kind: effect.kind)
+            path = record.path
+            disposition = "deferred"
+        case .coalesced:
+            statistics.coalesced += 1
+            let waiting = guards.waiting(app: app, device: owned.id, kind: effect.kind)
+            path = waiting.map { PlayerRegistry.path(for: $0) } ?? "/"
+            disposition = "coalesced"
+        }
+        try reply(call) { writer throws(BusError) in
+            try writer.objectPath(path)
+            try writer.string(disposition)
+        }
+    }
+
+    /// One `PlayEffect` call as the overuse guard sees it: what to start when the guard lets it play.
+    final class EffectRequest {
+        let daemon: HapticsDaemon
+        let id: UInt64
+        let owner: String
+        let app: String
+        let device: OwnedDevice
+        /// Why the play that ran inline failed.
+        var failure: BusError?
+
+        init(daemon: HapticsDaemon, id: UInt64, owner: String, app: String, device: OwnedDevice) {
+            self.daemon = daemon
+            self.id = id
+            self.owner = owner
+            self.app = app
+            self.device = device
+        }
+
+        /// Played at once, this runs inline on the main thread; deferred, it runs on the engine's
+        /// scheduler thread when the interval has passed, and is handed to the main thread.
+        func play(_ effect: FeedbackEffect, scale: Double) {
+            if daemon.isMainThread {
+                do throws(BusError) {
+                    try daemon.startEffect(id: id, effect: effect, scale: scale, owner: owner, app: app, device: device)
+                } catch {
+                    failure = error
+                }
+            } else {
+                let request = UncheckedMain(self)
+                daemon.queue.post { request.value.daemon.startDeferredEffect(id: request.value.id, effect: effect, scale: scale, app: request.value.app, device: request.value.device) }
+            }
+        }
+    }
+
+    /// Starts an effect now as the one-shot player `id`.
+    func startEffect(id: UInt64, effect: FeedbackEffect, scale: Double, owner: String, app: String, device owned: OwnedDevice) throws(BusError) {
+        guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
+        let record = PlayerRecord(
+            id: id, owner: owner, appID: app, deviceID: owned.id, origin: .effect(name: effect.name, kind: effect.kind), oneShot: true, intensity: scale)
+        try players.attach(record, pattern: effect.pattern, engine: engine, scale: scale * policy.appScale(app: app), muted: !policy.isEnabled(app: app))
+        do {
+            try record.player?.start(atTime: 0)
+        } catch {
+            players.remove(record)
+            throw DaemonError.deviceFailed(owned.id, "\(error)")
+        }
+    }
+
+    /// The overuse guard's interval passed: the deferred effect `id` (standing for every call
+    /// coalesced into it; the newest's effect and intensity) plays, unless its client left meanwhile.
+    func startDeferredEffect(id: UInt64, effect: FeedbackEffect, scale: Double, app: String, device owned: OwnedDevice) {
+        if guards.waiting(app: app, device: owned.id, kind: effect.kind) == id { guards.setWaiting(nil, app: app, device: owned.id, kind: effect.kind) }
+        guard let reserved = players.records[id], reserved.player == nil, !stopping else { return }
+        players.remove(reserved)
+        do {
+            try startEffect(id: id, effect: effect, scale: scale, owner: reserved.owner, app: app, device: owned)
+        } catch {
+            logger.warning("deferred \(effect.name) for \(app) did not play: \(error)")
+            playerEnded(reserved, reason: "failed")
+        }
+    }
+
+    /// `PlayPattern(s app_id, s device, s ahap, d intensity, a{sv} options) → o player`.
+    private func playPattern(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
+        let rawIntensity = try arguments.double()
+        let options = try arguments.dictionary()
+        let intensity = try Validation.number(rawIntensity, "intensity", in: 0...1)
+        let pattern = try Self.pattern(fromAHAP: text)
+        var loop = false, loopEnd = 0.0, at = 0.0
+        for (key, raw) in options {
+            let value = raw.unwrapped
+            switch key {
+            case "loop":
+                guard let flag = value.boolValue else { throw DaemonError.invalidArgument("options.loop", "expected a boolean (b), found '\(value.signature)'") }
+                loop = flag
+            case "loop-end":
+                guard case .double(let seconds) = value else {
+                    throw DaemonError.invalidArgument("options.loop-end", "expected seconds as a double (d), found '\(value.signature)'")
+                }
+                loopEnd = try Validation.number(seconds, "options.loop-end", in: 0...3600)
+            case "at-usec":
+                guard case .uint64(let microseconds) = value else {
+                    throw DaemonError.invalidArgument("options.at-usec", "expected CLOCK_MONOTONIC µs as a uint64 (t), found '\(value.signature)'")
+                }
+                at = try Validation.time(microseconds, "options.at-usec", now: HapticInstant.monotonicNow().nanoseconds)
+            default:
+                throw DaemonError.invalidArgument("options", "unknown option '\(key)'; options: loop (b), loop-end (d), at-usec (t)")
+            }
+        }
+        let (app, owned, sender) = try admit(call, app: rawApp, device: query)
+        guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
+        let record = PlayerRecord(
+            id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: intensity)
+        try players.attach(record, pattern: pattern, engine: engine, scale: intensity * policy.appScale(app: app), muted: !policy.isEnabled(app: app))
+        if loop {
+            record.player?.loopEnabled = true
+            if loopEnd > 0 { record.player?.loopEnd = loopEnd }
+        }
+        do {
+            try record.player?.start(atTime: at)
+        } catch {
+            players.remove(record)
+            throw DaemonError.deviceFailed(owned.id, "\(error)")
+        }
+        statistics.played += 1
+        try reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }
+    }
+
+    /// `CreatePlayer(s app_id, s device, s ahap) → o player`: made, not started.
+    private func createPlayer(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
+        let pattern = try Self.pattern(fromAHAP: text)
+        let (app, owned, sender) = try admit(call, app: rawApp, device: query)
+        guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
+        let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
+        try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
+        try reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }
+    }
+
+    /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
+    static func pattern(fromAHAP text: String) throws(BusError) -> HapticPattern {
+        guard text.utf8.count <= maximumAHAPBytes else {
+            throw DaemonError.invalidPattern("ahap", "the document is \(text.utf8.count) bytes; at most \(maximumAHAPBytes) are accepted")
+        }
+        do {
+            return try HapticPattern(ahap: text)
+        } catch {
+            throw DaemonError.invalidPattern("ahap", "\(error)")
+        }
+    }
+
+    /// `app`'s settings as they apply now.
+    func effectivePolicy(_ app: String) -> [(key: String, value: BusValue)] {
+        let appPolicy = policy.apps[app] ?? AppPolicy()
+        let kinds = Set(HapticPolicy.defaultMinimumIntervals.keys).union(policy.global.minimumIntervals.keys).union(appPolicy.minimumIntervals.keys)
+        var intervals: [String: Double] = [:]
+        for kind in kinds { intervals[kind] = policy.minimumInterval(for: kind, app: app) }
+        return [
+            ("enabled", .bool(policy.isEnabled(app: app))),
+            ("intensity-scale", .double(policy.appScale(app: app))),
+            ("effective-intensity-scale", .double(policy.appScale(app: app) * policy.global.intensityScale)),
+            ("profile", .string(policy.effectiveProfile(app: app, wanted: .full, important: false).name)),
+            ("allow-important", .bool(appPolicy.allowImportant)),
+            ("minimum-intervals", PolicyStore.intervalsValue(intervals)),
+        ]
+    }
+}

@@ -1,0 +1,136 @@
+import Haptics
+import HapticsBus
+import Logging
+
+/// Every player hapticsd runs, by handle. Confined to the main thread; the engines' completion
+/// handlers (on their scheduler thread) hand each end over through the ``WakeupQueue``.
+final class PlayerRegistry {
+    static let prefix = "/org/swifthaptics/Haptics1/player"
+
+    private(set) var records: [UInt64: PlayerRecord] = [:]
+    private var nextID: UInt64 = 1
+    private let queue: WakeupQueue
+    private let logger: Logger
+    /// Called on the main thread when a player ended (played out, stopped, its device lost), with the reason.
+    var onEnded: ((PlayerRecord, String) -> Void)?
+
+    init(queue: WakeupQueue, logger: Logger) {
+        self.queue = queue
+        self.logger = logger
+    }
+
+    static func path(for id: UInt64) -> String { "\(prefix)/\(id)" }
+
+    /// The id in a player path, if it is one.
+    static func id(fromPath path: String) -> UInt64? {
+        guard path.hasPrefix(prefix + "/") else { return nil }
+        let tail = path.dropFirst(prefix.count + 1)
+        guard !tail.isEmpty, tail.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), tail.first != "0" else { return nil }
+        return UInt64(tail)
+    }
+
+    /// A fresh id (a path not yet in use).
+    func allocateID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// The player at `path` for `sender`.
+    /// - Throws: `UnknownPlayer`, or `NotOwner` when it belongs to another connection.
+    func record(at path: String, for sender: String?) throws(BusError) -> PlayerRecord {
+        guard let id = Self.id(fromPath: path), let record = records[id], !record.released else { throw DaemonError.unknownPlayer(path) }
+        guard record.owner == sender else { throw DaemonError.notOwner(path) }
+        return record
+    }
+
+    /// How many players `owner` holds.
+    func count(ownedBy owner: String) -> Int {
+        records.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
+    }
+
+    /// The players `owner` holds.
+    func records(ownedBy owner: String) -> [PlayerRecord] {
+        records.values.filter { $0.owner == owner }.sorted { $0.id < $1.id }
+    }
+
+    /// Registers `record` (its player attached later for a deferred effect).
+    func insert(_ record: PlayerRecord) {
+        records[record.id] = record
+    }
+
+    /// Makes the engine's player for `record` from `pattern` on `engine`, scaled and muted as given.
+    func attach(_ record: PlayerRecord, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool) throws(BusError) {
+        let id = record.id
+        let queue = self.queue
+        let registry = UncheckedMain(self)
+        let player: any HapticAdvancedPatternPlayer
+        do {
+            player = try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted) { error in
+                queue.post { registry.value.playerFinished(id, error: error) }
+            }
+        } catch {
+            throw DaemonError.deviceFailed(record.deviceID, "\(error)")
+        }
+        record.player = player
+        record.engine = engine
+        record.duration = pattern.duration
+        records[record.id] = record
+    }
+
+    /// Stops `record` now (dropping a start still to come), ending it with `reason`: a playing player
+    /// reports `Ended` when the engine has stopped it; one that was not playing yet (a deferred effect,
+    /// a one-shot pattern scheduled for later) ends here.
+    func stop(_ record: PlayerRecord, reason: String) {
+        let running = record.isRunning
+        record.pendingReason = reason
+        if let player = record.player {
+            do { try player.cancel() } catch { logger.warning("stopping \(record.path): \(error)") }
+        }
+        guard !running else { return }
+        record.pendingReason = nil
+        if record.oneShot || record.player == nil || record.released {
+            remove(record)
+            onEnded?(record, reason)
+        }
+    }
+
+    /// `Release`: forgets the player; one that plays is stopped and goes when it ends.
+    func release(_ record: PlayerRecord) {
+        record.released = true
+        stop(record, reason: "released")
+    }
+
+    func remove(_ record: PlayerRecord) {
+        records[record.id] = nil
+        record.player?.completionHandler = nil
+    }
+
+    /// A player's completion handler fired (main thread, through the queue).
+    private func playerFinished(_ id: UInt64, error: (any Error)?) {
+        guard let record = records[id] else { return }
+        let reason: String
+        if let pending = record.pendingReason {
+            reason = pending
+        } else if error == nil {
+            reason = "finished"
+        } else if let engineError = error as? HapticEngineError, engineError == .engineStopped {
+            reason = "device-lost"
+        } else {
+            reason = "stopped"
+        }
+        record.pendingReason = nil
+        if record.oneShot || record.released { remove(record) }
+        onEnded?(record, reason)
+    }
+
+    /// Ends every player, for the service stopping: each is stopped and reported with `reason` at once.
+    func endAll(reason: String) -> [PlayerRecord] {
+        let all = records.values.sorted { $0.id < $1.id }
+        for record in all {
+            record.player?.completionHandler = nil
+            try? record.player?.cancel()
+        }
+        records.removeAll()
+        return all
+    }
+}

@@ -1,0 +1,75 @@
+import Haptics
+import HapticsBus
+
+/// Keeps one client from flooding the service: a token bucket per connection (``limit`` play calls
+/// per second, bursts up to the same number). A call beyond it is refused at once with
+/// `Error.Throttled`, so a flood costs the service a few microseconds per call and other clients'
+/// calls are not queued behind a backlog of plays. Main thread only.
+struct CallLimiter {
+    /// Calls per second a connection may make (sustained, and as a burst).
+    let limit: Int
+    private var buckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Takes one token for `client` at `now`, or throws `Throttled`.
+    mutating func admit(_ client: String, at now: HapticInstant) throws(BusError) {
+        var bucket = buckets[client] ?? (Double(limit), now)
+        bucket.tokens = min(Double(limit), bucket.tokens + now.seconds(since: bucket.updated) * Double(limit))
+        bucket.updated = now
+        guard bucket.tokens >= 1 else {
+            buckets[client] = bucket
+            throw DaemonError.throttled(client, limit: limit)
+        }
+        bucket.tokens -= 1
+        buckets[client] = bucket
+    }
+
+    /// Forgets a client that left the bus.
+    mutating func forget(_ client: String) {
+        buckets[client] = nil
+    }
+}
+
+/// The overuse guard per application and device: feedback of one kind from one app on one device
+/// is kept ``HapticPolicy/minimumInterval(for:)`` apart (coalesced, the newest winning), exactly
+/// as ``OveruseGuard`` does in-process, so one app's sweep over fifty detents neither floods the
+/// device nor delays another app's feedback, which has its own guard. Main thread only.
+struct OveruseGuards {
+    private var guards: [String: OveruseGuard] = [:]
+    /// The handle of the play waiting in each guard, by guard key and kind.
+    private var waiting: [String: UInt64] = [:]
+
+    static func key(app: String, device: String) -> String { app + "\u{0}" + device }
+
+    /// The guard of `app` on `device`.
+    mutating func guardFor(app: String, device: String) -> OveruseGuard {
+        let key = Self.key(app: app, device: device)
+        if let existing = guards[key] { return existing }
+        let created = OveruseGuard()
+        guards[key] = created
+        return created
+    }
+
+    /// Remembers that the play `id` waits in the guard of `app` on `device` for `kind`.
+    mutating func setWaiting(_ id: UInt64?, app: String, device: String, kind: String) {
+        waiting[Self.key(app: app, device: device) + "\u{0}" + kind] = id
+    }
+
+    /// The play waiting in the guard of `app` on `device` for `kind`.
+    func waiting(app: String, device: String, kind: String) -> UInt64? {
+        waiting[Self.key(app: app, device: device) + "\u{0}" + kind]
+    }
+
+    /// Drops every guard of `app` (its last client left).
+    mutating func forget(app: String) {
+        let prefix = app + "\u{0}"
+        guards = guards.filter { !$0.key.hasPrefix(prefix) }
+        waiting = waiting.filter { !$0.key.hasPrefix(prefix) }
+    }
+
+    /// How many guards exist (statistics: must not grow with the number of calls).
+    var count: Int { guards.count }
+}

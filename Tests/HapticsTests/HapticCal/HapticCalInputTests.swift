@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// `haptic-cal` given extreme numbers, on its command line or in the files it reads: a usage error
+/// (exit 64) naming the option, the value and the range, or an error naming the file, the key and
+/// the range (exit 1); never a signal.
+@Suite("haptic-cal: extreme numbers in options and files")
+struct HapticCalInputTests {
+    static let fixtures = TestSupport.packageRoot + "/Tests/Fixtures/"
+
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let config = TestSupport.makeTemporaryDirectory("cal-input")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = config
+        environment["HAPTICS_PROFILE_PATH"] = nil
+        environment["HAPTICS_RECORDING_DEVICES"] = "lra"
+        return try TestSupport.run(TestSupport.buildDirectory + "/haptic-cal", arguments, environment: environment)
+    }
+
+    @Test(
+        "numeric options are checked before anything opens, with the range in the message",
+        arguments: [
+            (["play", "recording:lra", "--intensity", "1e400"], "--intensity inf is outside 0…1"),
+            (["play", "recording:lra", "--sharpness", "nan"], "--sharpness nan is outside 0…1"),
+            (["play", "recording:lra", "--duration", "1e300"], "--duration 1e+300 is outside 0…30 seconds"),
+            (["play", "recording:lra", "--duration=-0.5"], "--duration -0.5 is outside 0…30 seconds"),
+            (["calibrate", "recording:lra", "--source", "simulated", "--model", "f0=1e300"], "--model: f0 '1e300' is outside 20…2000 Hz"),
+            (["calibrate", "recording:lra", "--source", "simulated", "--model", "q=nan"], "--model: q 'nan' is outside 1…100"),
+            (["verify", "recording:lra", "--source", "simulated", "--model", "seed=-1"], "--model: seed '-1' is not a whole number ≥ 0"),
+            (["calibrate", "recording:lra", "--source", "simulated", "--model", "spin=3"], "--model: unknown model key 'spin'"),
+        ])
+    func options(_ arguments: [String], _ message: String) throws {
+        let (status, output) = try run(arguments)
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("Error: \(message)"), "\(output)")
+    }
+
+    @Test("files with extreme numbers are errors naming the file, the place and the range")
+    func files() throws {
+        let directory = TestSupport.makeTemporaryDirectory("cal-input-files")
+        let trace = directory + "/far.trace"
+        try "knob 0 90 width=15\nat 0 1\nat 1e300 2\n".write(toFile: trace, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (
+                ["play", "recording:lra", Self.fixtures + "ahap/invalid/time-past-limit.ahap"],
+                Self.fixtures + "ahap/invalid/time-past-limit.ahap: $.Pattern[0].Event.Time: 1e+300 s is outside 0...3600 s"
+            ),
+            (["replay", trace, "recording:lra"], trace + ":3: time 1e300 is outside -1000000000...1000000000"),
+            (
+                ["plot", Self.fixtures + "fuzz/recording/inverted-frequency-range.jsonl", "-o", directory + "/plot.svg"],
+                "inverted-frequency-range.jsonl:1: $.devices[0].channels[0].frequency_max_hz: 80 is outside the allowed range 300...100000"
+            ),
+            (
+                ["profile", "import", Self.fixtures + "fuzz/profile/format-version-1e300.json"],
+                "format-version-1e300.json: $.format_version: format version 1e+300 is newer than this build reads (2)"
+            ),
+        ]
+        for (arguments, message) in cases {
+            let (status, output) = try run(arguments)
+            #expect(status == 1, "\(arguments): \(output)")
+            #expect(output.contains(message), "\(arguments): \(output)")
+        }
+    }
+}
