@@ -125,7 +125,8 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// Drive levels of the amplitude sweep as fractions (0…1) of the largest drive the backend holds
     /// steadily (all of 1 for a backend without a drive envelope); 0 measures the noise floor.
     public var driveLevels: [Double]
-    /// Intensities of the tap grid a tap shape is judged on (the verification's taps lie in 0.2…1).
+    /// Intensities of the tap grid a tap shape is judged on (the verification's tap ladder: a single
+    /// intensity far from the others would set a tap's intensity exponent by itself).
     public var tapIntensities: [Double]
     /// Sharpnesses of the tap grid (only 0.5 where sharpness is not rendered).
     public var tapSharpnesses: [Double]
@@ -139,7 +140,7 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// A plan.
     public init(
         toneDuration: Double, steadyWindow: Double, gap: Double, tapCapture: Double, coarseFrequencies: Int, fineFrequencies: Int,
-        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.2, 0.5, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
+        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.2, 0.4, 0.6, 0.8, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
         tapDurationStride: Int = 1, kickGains: [Double] = [1.25, 1.5, 1.75, 2.0, 2.5, 3.0], kickFractions: [Double] = [0.25, 0.5, 0.75, 1.0]
     ) {
         self.toneDuration = toneDuration
@@ -165,10 +166,10 @@ public struct CalibrationPlan: Sendable, Hashable {
         driveLevels: [0] + stride(from: 0.02, through: 0.3, by: 0.02).map { $0 } + stride(from: 0.35, through: 1.0001, by: 0.05).map { min($0, 1) })
 
     /// A shorter plan for real-time sources in a hurry: 0.35 s tones, 12 + 8 sweep points, 16 drive
-    /// levels, tap durations on a 3 × 2 grid, four kicks.
+    /// levels, tap durations judged on a 5 × 2 grid, four kicks.
     public static let quick = CalibrationPlan(
         toneDuration: 0.35, steadyWindow: 0.15, gap: 0.15, tapCapture: 0.08, coarseFrequencies: 12, fineFrequencies: 8, sweepDrive: 0.7,
-        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.2, 0.5, 1.0],
+        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.2, 0.4, 0.6, 0.8, 1.0],
         tapSharpnesses: [0, 1], tapDurationStride: 3, kickGains: [1.5, 2.0], kickFractions: [0.5, 1.0])
 
     /// The channels the renderer drives (trigger motors are never driven by intensity and sharpness).
