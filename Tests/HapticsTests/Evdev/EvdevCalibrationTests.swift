@@ -244,7 +244,8 @@ extension GuestKernelTests.Evdev {
                 #expect(toneError < 0.35, "verification: the tones are off by \(toneError) on average: \(report.tones)")
                 let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
                 #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
-                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references")
+                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references; tones (asked → measured g) "
+                    + report.tones.map { String(format: "%.2f → %.2f", $0.requested, $0.measured) }.joined(separator: ", "))
             }
         }
     }
