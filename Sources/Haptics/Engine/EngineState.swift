@@ -38,6 +38,9 @@ struct PlayerState: Sendable {
     var pending: [(time: HapticInstant, command: PlayerCommand)] = []
     var controls = PlayerControls()
     var completion: (@Sendable ((any Error)?) -> Void)?
+    /// No object owns the player any more (a feedback play, a released player): the engine forgets
+    /// it once it has finished.
+    var isOrphan = false
 
     init(timeline: PatternTimeline) {
         self.timeline = timeline
@@ -81,7 +84,12 @@ struct PlayerState: Sendable {
 /// What the engine drives on one device. Guarded by the engine's lock.
 struct DeviceOutput: Sendable {
     let device: HapticDevice
-    var mapper: DriveMapper
+    var mapper: DriveMapper {
+        didSet { lastFirstFrame = nil }
+    }
+    /// The last first frame a start rendered on a silent device, and the voice it came from: a
+    /// repeated trigger (the same feedback, the same pattern) reuses it instead of mapping again.
+    private var lastFirstFrame: (intensity: Double, sharpness: Double, gain: Double, drives: [ChannelDrive])?
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
     var lastDrives: [ChannelDrive]
@@ -97,6 +105,20 @@ struct DeviceOutput: Sendable {
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
         lastDrives = Array(repeating: .off, count: device.description.channels.count)
+    }
+
+    /// Whether the engine last sent silence on every channel.
+    var isSilent: Bool { lastDrives.allSatisfy { $0.amplitude == 0 } }
+
+    /// The quantized drive of one voice on a silent device (what a start sends first), remembered
+    /// for the next start of the same voice.
+    mutating func firstFrame(intensity: Double, sharpness: Double, gain: Double) -> [ChannelDrive] {
+        if let last = lastFirstFrame, last.intensity == intensity, last.sharpness == sharpness, last.gain == gain {
+            return last.drives
+        }
+        let drives = quantized(mapper.drives(intensity: intensity, sharpness: sharpness, gain: gain))
+        lastFirstFrame = (intensity, sharpness, gain, drives)
+        return drives
     }
 
     /// `drives` rounded to the amplitude steps each channel can render, so frames that the

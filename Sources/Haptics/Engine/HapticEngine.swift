@@ -56,7 +56,6 @@ public final class HapticEngine: Sendable {
     struct Core {
         var running = false
         var players: [UInt64: PlayerState] = [:]
-        var orphans: Set<UInt64> = []
         var nextPlayerID: UInt64 = 1
         var outputs: [DeviceOutput]
         var wake: (id: ScheduledActionID, at: HapticInstant)?
@@ -151,6 +150,12 @@ public final class HapticEngine: Sendable {
         core.withLock { $0.tapInterval }
     }
 
+    /// The interval the overuse guard keeps between feedback of `kind`: the policy's minimum for
+    /// the kind or ``minimumTapInterval()``, whichever is longer; one lock, no copy of the policy.
+    func feedbackInterval(for kind: String) -> Double {
+        core.withLock { max($0.policy.minimumInterval(for: kind), $0.tapInterval) }
+    }
+
     private static func refreshTapInterval(_ core: inout Core) {
         core.tapInterval = core.outputs.filter { !$0.lost }
             .map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
@@ -243,9 +248,10 @@ public final class HapticEngine: Sendable {
             core.nextPlayerID += 1
             var player = PlayerState(timeline: timeline)
             player.intensityScale = intensityScale
+            player.isOrphan = true
+            // Started before it is stored: one insertion, no copy of the state out of the table.
+            startNow(&player, &core, notices: &notices)
             core.players[id] = player
-            core.orphans.insert(id)
-            startNow(id, &core, notices: &notices)
             return .success(())
         }
         try result.get()
@@ -266,7 +272,10 @@ public final class HapticEngine: Sendable {
             let now = clock.now()
             let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
             if case .start = command, instant == now {
-                startNow(id, &core, notices: &notices)
+                // Taken out and put back, so the state is started without a copy.
+                var player = core.players.removeValue(forKey: id)!
+                startNow(&player, &core, now: now, notices: &notices)
+                core.players[id] = player
                 return .success(true)
             }
             core.players[id]!.enqueue(command, at: instant)
@@ -284,28 +293,35 @@ public final class HapticEngine: Sendable {
     /// maximum, so that frame is the new player's drive over what each device outputs already; the
     /// full pass recomputes every device from every player. A start also retries a device that
     /// failed earlier.
-    private func startNow(_ id: UInt64, _ core: inout Core, notices: inout [Notice]) {
-        defer { reschedule(&core, at: clock.now()) }
-        let now = clock.now()
-        apply(.start, at: now, to: &core.players[id]!, notices: &notices)
+    private func startNow(_ player: inout PlayerState, _ core: inout Core, now: HapticInstant? = nil, notices: inout [Notice]) {
+        let now = now ?? clock.now()
+        defer { reschedule(&core, at: now) }
+        apply(.start, at: now, to: &player, notices: &notices)
         core.lastActivity = now
-        let player = core.players[id]!
-        let external = player.controls.tracks.values(at: now.seconds)
+        // Untouched controls change nothing: no array of their values to build.
+        let external = player.controls.tracks.isUntouched ? nil : player.controls.tracks.values(at: now.seconds)
+        let scale = player.intensityScale * core.policy.intensityScale
         for index in core.outputs.indices where !core.outputs[index].lost {
             core.outputs[index].faulted = false
             guard core.policy.isEnabled, !player.isMuted else { continue }
             let (voices, _, _) = player.timeline.evaluate(
                 at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
             guard !voices.isEmpty else { continue }
-            var desired = core.outputs[index].lastDrives
-            for voice in voices {
-                let drives = core.outputs[index].mapper.drives(
-                    intensity: voice.intensity * player.intensityScale * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
-                for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
-                    desired[channel] = drives[channel]
+            let desired: [ChannelDrive]
+            if voices.count == 1, core.outputs[index].isSilent {
+                // The usual trigger: one voice on a silent device, mapped as the last trigger was.
+                let voice = voices[0]
+                desired = core.outputs[index].firstFrame(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+            } else {
+                var mixed = core.outputs[index].lastDrives
+                for voice in voices {
+                    let drives = core.outputs[index].mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
+                        mixed[channel] = drives[channel]
+                    }
                 }
+                desired = core.outputs[index].quantized(mixed)
             }
-            desired = core.outputs[index].quantized(desired)
             let device = core.outputs[index].device
             let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
             guard desired != core.outputs[index].lastDrives, earliest <= now else { continue }
@@ -347,7 +363,7 @@ public final class HapticEngine: Sendable {
         core.withLock { core in
             guard let player = core.players[id] else { return }
             if player.status == .playing || !player.pending.isEmpty {
-                core.orphans.insert(id)
+                core.players[id]!.isOrphan = true
             } else {
                 core.players[id] = nil
             }
@@ -435,10 +451,11 @@ public final class HapticEngine: Sendable {
                 if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
             }
         }
-        for id in core.orphans where core.players[id].map({ $0.status != .playing && $0.pending.isEmpty }) ?? true {
-            core.players[id] = nil
-            core.orphans.remove(id)
+        var done: [UInt64] = []
+        for (id, player) in core.players where player.isOrphan && player.status != .playing && player.pending.isEmpty {
+            done.append(id)
         }
+        for id in done { core.players[id] = nil }
 
         // 3. Each device: begin a trigger while anything plays (or starts within its wake latency),
         //    send the mixed frame if it changed and the device's update interval allows, end the

@@ -22,7 +22,13 @@ enum HapticControl: Int, CaseIterable, Sendable {
 
 /// A full set of control tracks.
 struct ControlSet: Sendable, Hashable {
-    var tracks = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
+    /// Every control at its default, built once: a new player's set shares its storage.
+    private static let defaults = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
+
+    var tracks = ControlSet.defaults
+
+    /// Whether every control is at its default for all time (nothing set or ramped).
+    var isUntouched: Bool { tracks.allSatisfy { $0.pieces.isEmpty } }
 
     subscript(control: HapticControl) -> ControlTrack {
         get { tracks[control.rawValue] }
