@@ -52,6 +52,19 @@ public final class HapticEngine: Sendable {
     /// Set when hapticsd owns the devices: players and feedback then play in the service.
     let remote: RemoteEngine?
     private let core: Mutex<Core>
+    private let ticker = Ticker()
+
+    /// The engine's scheduled pass, built once, so arming the scheduler (on every start for now)
+    /// allocates no closure.
+    private final class Ticker: @unchecked Sendable {
+        // Written once, in the engine's initialiser, before the engine is shared; read only after.
+        weak var engine: HapticEngine?
+        private(set) var action: @Sendable () -> Void = {}
+
+        init() {
+            action = { [weak self] in self?.engine?.scheduledTick() }
+        }
+    }
 
     struct Core {
         var running = false
@@ -61,10 +74,18 @@ public final class HapticEngine: Sendable {
         var wake: (id: ScheduledActionID, at: HapticInstant)?
         var lastActivity: HapticInstant
         /// The slowest live device's tap length plus update interval, in seconds (see ``minimumTapInterval()``).
-        var tapInterval = 0.0
+        var tapInterval = 0.0 {
+            didSet { feedbackIntervals.removeAll() }
+        }
         var autoShutdownEnabled = true
         var autoShutdownTimeout = 120.0
-        var policy: HapticPolicy
+        var policy: HapticPolicy {
+            didSet { feedbackIntervals.removeAll() }
+        }
+        /// ``HapticEngine/feedbackInterval(for:)`` per kind, worked out once; emptied when the
+        /// policy or the tap interval changes. A few kinds: a linear search of short strings costs
+        /// less than hashing one.
+        var feedbackIntervals: [(kind: String, interval: Double)] = []
         var stoppedHandler: (@Sendable (StoppedReason) -> Void)?
     }
 
@@ -102,6 +123,7 @@ public final class HapticEngine: Sendable {
         var initial = Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy)
         Self.refreshTapInterval(&initial)
         core = Mutex(initial)
+        ticker.engine = self
         for (index, device) in devices.enumerated() {
             device.onLost { [weak self] error in self?.deviceLost(index, error) }
         }
@@ -153,7 +175,12 @@ public final class HapticEngine: Sendable {
     /// The interval the overuse guard keeps between feedback of `kind`: the policy's minimum for
     /// the kind or ``minimumTapInterval()``, whichever is longer; one lock, no copy of the policy.
     func feedbackInterval(for kind: String) -> Double {
-        core.withLock { max($0.policy.minimumInterval(for: kind), $0.tapInterval) }
+        core.withLock { core in
+            if let known = core.feedbackIntervals.first(where: { $0.kind == kind }) { return known.interval }
+            let interval = max(core.policy.minimumInterval(for: kind), core.tapInterval)
+            core.feedbackIntervals.append((kind, interval))
+            return interval
+        }
     }
 
     private static func refreshTapInterval(_ core: inout Core) {
@@ -639,13 +666,15 @@ public final class HapticEngine: Sendable {
         if let wake = core.wake { clock.cancel(wake.id) }
         core.wake = nil
         guard let next else { return }
-        let id = clock.schedule(at: next) { [weak self] in self?.scheduledTick(at: next) }
+        let id = clock.schedule(at: next, ticker.action)
         core.wake = (id, next)
     }
 
-    private func scheduledTick(at deadline: HapticInstant) {
+    private func scheduledTick() {
         core.withLock { core in
-            if core.wake?.at == deadline { core.wake = nil }
+            // The armed wake is the one running unless it was replaced meanwhile by an earlier
+            // one: a wake that is due is done either way (its pass is this one).
+            if let wake = core.wake, wake.at <= clock.now() { core.wake = nil }
         }
         tick()
     }
