@@ -77,12 +77,18 @@ public final class HapticDevice: Sendable {
         let result: Result<Void, DeviceError> = state.withLock { state in
             guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
             let before = state.model
-            let effects = state.model.beginActivity(at: clock.now())
-            if let error = apply(effects, to: &state, keepingTimer: true) {
-                state.model = before
-                return .failure(error)
+            switch state.model.beginActivityEffect(at: clock.now()) {
+            case .none, .some(.setDeadline(.none)):
+                // Already active, or prepared (the fast path): the armed prepared timeout stays,
+                // see `apply(_:to:keepingTimer:)`.
+                return .success(())
+            case let effect?:
+                if let error = apply([effect], to: &state, keepingTimer: true) {
+                    state.model = before
+                    return .failure(error)
+                }
+                return .success(())
             }
-            return .success(())
         }
         try result.get()
     }

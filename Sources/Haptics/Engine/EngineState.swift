@@ -87,9 +87,9 @@ struct DeviceOutput: Sendable {
     var mapper: DriveMapper {
         didSet { lastFirstFrame = nil }
     }
-    /// The last first frame a start rendered on a silent device, and the voice it came from: a
-    /// repeated trigger (the same feedback, the same pattern) reuses it instead of mapping again.
-    private var lastFirstFrame: (intensity: Double, sharpness: Double, gain: Double, drives: [ChannelDrive])?
+    /// The last first frame a start rendered on a silent device, and what it came from: a repeated
+    /// trigger (the same feedback, the same pattern) reuses it instead of rendering again.
+    private var lastFirstFrame: (timeline: PatternTimeline.Identity, position: Double, scale: Double, drives: [ChannelDrive]?)?
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
     var lastDrives: [ChannelDrive]
@@ -110,14 +110,27 @@ struct DeviceOutput: Sendable {
     /// Whether the engine last sent silence on every channel.
     var isSilent: Bool { lastDrives.allSatisfy { $0.amplitude == 0 } }
 
-    /// The quantized drive of one voice on a silent device (what a start sends first), remembered
-    /// for the next start of the same voice.
-    mutating func firstFrame(intensity: Double, sharpness: Double, gain: Double) -> [ChannelDrive] {
-        if let last = lastFirstFrame, last.intensity == intensity, last.sharpness == sharpness, last.gain == gain {
+    /// What `timeline` sounds like at `position` with every intensity times `scale` and its controls
+    /// untouched, on this device while it is silent (what a start sends first), quantized; nil when
+    /// nothing sounds. Remembered for the next start of the same timeline: the render is a pure
+    /// function of these and of the mapper, whose change forgets it.
+    mutating func firstFrame(of timeline: PatternTimeline, at position: Double, scale: Double) -> [ChannelDrive]? {
+        if let last = lastFirstFrame, last.timeline === timeline.identity, last.position == position, last.scale == scale {
             return last.drives
         }
-        let drives = quantized(mapper.drives(intensity: intensity, sharpness: sharpness, gain: gain))
-        lastFirstFrame = (intensity, sharpness, gain, drives)
+        let (voices, _, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
+        var drives: [ChannelDrive]?
+        if !voices.isEmpty {
+            var mixed = [ChannelDrive](repeating: .off, count: lastDrives.count)
+            for voice in voices {
+                let voiceDrives = mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+                for channel in voiceDrives.indices where voiceDrives[channel].amplitude > mixed[channel].amplitude {
+                    mixed[channel] = voiceDrives[channel]
+                }
+            }
+            drives = quantized(mixed)
+        }
+        lastFirstFrame = (timeline.identity, position, scale, drives)
         return drives
     }
 

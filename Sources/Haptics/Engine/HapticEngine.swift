@@ -326,20 +326,21 @@ public final class HapticEngine: Sendable {
         apply(.start, at: now, to: &player, notices: &notices)
         core.lastActivity = now
         // Untouched controls change nothing: no array of their values to build.
-        let external = player.controls.tracks.isUntouched ? nil : player.controls.tracks.values(at: now.seconds)
+        let untouched = player.controls.tracks.isUntouched
+        let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
         let scale = player.intensityScale * core.policy.intensityScale
         for index in core.outputs.indices where !core.outputs[index].lost {
             core.outputs[index].faulted = false
             guard core.policy.isEnabled, !player.isMuted else { continue }
-            let (voices, _, _) = player.timeline.evaluate(
-                at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
-            guard !voices.isEmpty else { continue }
             let desired: [ChannelDrive]
-            if voices.count == 1, core.outputs[index].isSilent {
-                // The usual trigger: one voice on a silent device, mapped as the last trigger was.
-                let voice = voices[0]
-                desired = core.outputs[index].firstFrame(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+            if untouched, core.outputs[index].isSilent {
+                // The usual trigger: a silent device, rendered as the last start of this timeline was.
+                guard let frame = core.outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale) else { continue }
+                desired = frame
             } else {
+                let (voices, _, _) = player.timeline.evaluate(
+                    at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
+                guard !voices.isEmpty else { continue }
                 var mixed = core.outputs[index].lastDrives
                 for voice in voices {
                     let drives = core.outputs[index].mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)

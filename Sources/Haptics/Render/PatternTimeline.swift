@@ -88,9 +88,13 @@ struct PatternTimeline: Sendable {
         var sustained: Bool
     }
 
+    /// Which timeline this is (copies share it): what a render remembered for it is found again.
+    final class Identity: Sendable {}
+
     let events: [Event]
     let controls: ControlSet
     let duration: Double
+    let identity = Identity()
     private let longestEvent: Double
     private let lastTransientStart: Double?
 
