@@ -56,11 +56,15 @@ struct DeadlineQueue: Sendable {
     /// A clock's queue holds a few entries (an engine's next pass, a device's timeout), so a
     /// linear search costs less than keeping sets of ids (hashing on every insert).
     mutating func cancel(_ id: ScheduledActionID) {
-        guard let index = heap.firstIndex(where: { $0.id == id.rawValue && !$0.cancelled }) else { return }
-        heap[index].cancelled = true
-        // What the action holds is let go now, not when the entry reaches the top.
-        heap[index].action = {}
-        pruneCancelledHead()
+        // Index loops here: a trigger can replace an engine's armed wake, and unlike the generic
+        // algorithms they allocate nothing in an unoptimised build either.
+        for index in heap.indices where heap[index].id == id.rawValue && !heap[index].cancelled {
+            heap[index].cancelled = true
+            // What the action holds is let go now, not when the entry reaches the top.
+            heap[index].action = {}
+            pruneCancelledHead()
+            return
+        }
     }
 
     /// Removes and returns the earliest entry if it is due at `now`.
@@ -71,7 +75,7 @@ struct DeadlineQueue: Sendable {
     }
 
     private mutating func pruneCancelledHead() {
-        while let first = heap.first, first.cancelled {
+        while !heap.isEmpty, heap[0].cancelled {
             _ = popFirst()
         }
     }

@@ -85,11 +85,14 @@ struct PlayerState: Sendable {
 struct DeviceOutput: Sendable {
     let device: HapticDevice
     var mapper: DriveMapper {
-        didSet { lastFirstFrame = nil }
+        didSet { firstFrames.removeAll(keepingCapacity: true) }
     }
-    /// The last first frame a start rendered on a silent device, and what it came from: a repeated
-    /// trigger (the same feedback, the same pattern) reuses it instead of rendering again.
-    private var lastFirstFrame: (timeline: PatternTimeline.Identity, position: Double, scale: Double, drives: [ChannelDrive]?)?
+    /// The first frames starts rendered on the silent device lately, and what each came from: a
+    /// repeated trigger (the same feedback, the same pattern) reuses its frame instead of rendering
+    /// again. A few entries (an app's handful of feedback effects and patterns), oldest first, in
+    /// storage reserved once.
+    private var firstFrames: [(timeline: PatternTimeline.Identity, position: Double, scale: Double, drives: [ChannelDrive]?)] = []
+    private static let firstFrameCapacity = 8
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
     var lastDrives: [ChannelDrive]
@@ -105,18 +108,23 @@ struct DeviceOutput: Sendable {
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
         lastDrives = Array(repeating: .off, count: device.description.channels.count)
+        firstFrames.reserveCapacity(Self.firstFrameCapacity)
     }
 
     /// Whether the engine last sent silence on every channel.
-    var isSilent: Bool { lastDrives.allSatisfy { $0.amplitude == 0 } }
+    var isSilent: Bool {
+        for index in lastDrives.indices where lastDrives[index].amplitude != 0 { return false }
+        return true
+    }
 
     /// What `timeline` sounds like at `position` with every intensity times `scale` and its controls
     /// untouched, on this device while it is silent (what a start sends first), quantized; nil when
     /// nothing sounds. Remembered for the next start of the same timeline: the render is a pure
     /// function of these and of the mapper, whose change forgets it.
     mutating func firstFrame(of timeline: PatternTimeline, at position: Double, scale: Double) -> [ChannelDrive]? {
-        if let last = lastFirstFrame, last.timeline === timeline.identity, last.position == position, last.scale == scale {
-            return last.drives
+        for index in firstFrames.indices
+        where firstFrames[index].timeline === timeline.identity && firstFrames[index].position == position && firstFrames[index].scale == scale {
+            return firstFrames[index].drives
         }
         let (voices, _, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
         var drives: [ChannelDrive]?
@@ -130,7 +138,8 @@ struct DeviceOutput: Sendable {
             }
             drives = quantized(mixed)
         }
-        lastFirstFrame = (timeline.identity, position, scale, drives)
+        if firstFrames.count == Self.firstFrameCapacity { firstFrames.removeFirst() }
+        firstFrames.append((timeline.identity, position, scale, drives))
         return drives
     }
 

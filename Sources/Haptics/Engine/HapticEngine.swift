@@ -176,7 +176,10 @@ public final class HapticEngine: Sendable {
     /// the kind or ``minimumTapInterval()``, whichever is longer; one lock, no copy of the policy.
     func feedbackInterval(for kind: String) -> Double {
         core.withLock { core in
-            if let known = core.feedbackIntervals.first(where: { $0.kind == kind }) { return known.interval }
+            // An index loop: no generic algorithm, which allocates in an unoptimised build.
+            for index in core.feedbackIntervals.indices where core.feedbackIntervals[index].kind == kind {
+                return core.feedbackIntervals[index].interval
+            }
             let interval = max(core.policy.minimumInterval(for: kind), core.tapInterval)
             core.feedbackIntervals.append((kind, interval))
             return interval

@@ -83,7 +83,8 @@ public final class OveruseGuard: Sendable {
 
     /// The index of `kind`'s state, added when new.
     private static func slot(_ kind: String, in kinds: inout [(kind: String, state: KindState)]) -> Int {
-        if let index = kinds.firstIndex(where: { $0.kind == kind }) { return index }
+        // An index loop: no generic algorithm, which allocates in an unoptimised build.
+        for index in kinds.indices where kinds[index].kind == kind { return index }
         kinds.append((kind, KindState()))
         return kinds.count - 1
     }
