@@ -281,7 +281,7 @@ public final class HapticEngine: Sendable {
             player.isOrphan = true
             // Started before it is stored: one insertion, no copy of the state out of the table.
             startNow(&player, &core, notices: &notices)
-            core.players[id] = player
+            core.players[id] = consume player
             return .success(())
         }
         try result.get()
@@ -305,7 +305,7 @@ public final class HapticEngine: Sendable {
                 // Taken out and put back, so the state is started without a copy.
                 var player = core.players.removeValue(forKey: id)!
                 startNow(&player, &core, now: now, notices: &notices)
-                core.players[id] = player
+                core.players[id] = consume player
                 return .success(true)
             }
             core.players[id]!.enqueue(command, at: instant)
