@@ -96,6 +96,8 @@ struct DeviceOutput: Sendable {
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
     var lastDrives: [ChannelDrive]
+    /// Every channel off: what a silent pass sends, built once per device.
+    let silence: [ChannelDrive]
     var lastSubmit: HapticInstant?
     /// Whether the engine has begun an activity (a trigger) on the device.
     var active = false
@@ -107,7 +109,8 @@ struct DeviceOutput: Sendable {
         self.device = device
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
-        lastDrives = Array(repeating: .off, count: device.description.channels.count)
+        silence = Array(repeating: .off, count: device.description.channels.count)
+        lastDrives = silence
         firstFrames.reserveCapacity(Self.firstFrameCapacity)
     }
 

@@ -428,7 +428,13 @@ public final class HapticEngine: Sendable {
         // 1. Commands that are due. A start still to come also needs a pass ahead of it, by the
         //    wake latency of every idle device, so the device is awake when the start arrives.
         var startedThisPass = false
-        let slowestWake = core.outputs.filter { !$0.lost && !$0.active }.map(\.device.description.wakeLatency).max()
+        // Loops rather than filter/map chains: a pass runs several times per trigger, and each
+        // intermediate array is an allocation.
+        var slowestWake: Double?
+        for index in core.outputs.indices where !core.outputs[index].lost && !core.outputs[index].active {
+            let latency = core.outputs[index].device.description.wakeLatency
+            slowestWake = max(slowestWake ?? latency, latency)
+        }
         for id in core.players.keys.sorted() {
             while let first = core.players[id]!.pending.first, first.time <= now {
                 core.players[id]!.pending.removeFirst()
@@ -444,7 +450,8 @@ public final class HapticEngine: Sendable {
 
         // 2. What every playing player sounds like on every device.
         let live = core.outputs.indices.filter { !core.outputs[$0].lost }
-        let longestTap = live.map { core.outputs[$0].mapper.profile.transient.duration }.max() ?? 0
+        var longestTap = 0.0
+        for index in live { longestTap = max(longestTap, core.outputs[index].mapper.profile.transient.duration) }
         var voices = [[Voice]](repeating: [], count: core.outputs.count)
         var anyPlaying = false
         for id in core.players.keys.sorted() where core.players[id]!.status == .playing {
@@ -502,17 +509,21 @@ public final class HapticEngine: Sendable {
             let startingSoon = core.players.values.contains { player in
                 player.pending.contains { if case .start = $0.command { $0.time <= wakeHorizon } else { false } }
             }
-            var desired = [ChannelDrive](repeating: .off, count: device.description.channels.count)
-            if core.policy.isEnabled {
+            let desired: [ChannelDrive]
+            if core.policy.isEnabled, !voices[index].isEmpty {
+                var mixed = [ChannelDrive](repeating: .off, count: device.description.channels.count)
                 for voice in voices[index] {
                     let drives = core.outputs[index].mapper.drives(
                         intensity: voice.intensity * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
-                    for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
-                        desired[channel] = drives[channel]
+                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
+                        mixed[channel] = drives[channel]
                     }
                 }
+                desired = core.outputs[index].quantized(mixed)
+            } else {
+                // Silence, quantized already: the device's one silent frame, shared, not rebuilt.
+                desired = core.outputs[index].silence
             }
-            desired = core.outputs[index].quantized(desired)
             if (anyPlaying || startingSoon) && !core.outputs[index].active {
                 do {
                     try device.beginActivity()
@@ -605,7 +616,7 @@ public final class HapticEngine: Sendable {
             notices.append(.stopped(.systemError(error)))
             // Park the device, stopped, until the next start tries again (the error may have been transient).
             core.outputs[index].faulted = true
-            core.outputs[index].lastDrives = Array(repeating: .off, count: core.outputs[index].lastDrives.count)
+            core.outputs[index].lastDrives = core.outputs[index].silence
             if core.outputs[index].active {
                 core.outputs[index].device.endActivity()
                 core.outputs[index].active = false
@@ -651,7 +662,7 @@ public final class HapticEngine: Sendable {
             }
             if output.active { output.device.endActivity() }
             core.outputs[index].active = false
-            core.outputs[index].lastDrives = Array(repeating: .off, count: output.lastDrives.count)
+            core.outputs[index].lastDrives = output.silence
             core.outputs[index].lastSubmit = nil
         }
         core.running = false
