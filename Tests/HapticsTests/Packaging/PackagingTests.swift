@@ -12,8 +12,8 @@ import Glibc
 ///
 /// `swift test` holds the lock on `.build`, so the scripts build in their own scratch directory,
 /// `.build/packaging`: one release build (about 2.5 min from scratch on 2 cores) that every test
-/// here shares, incremental afterwards.
-@Suite("Packaging: Scripts/install and Scripts/package-deb, run without the toolchain", .serialized)
+/// here shares, incremental afterwards; `Scripts/docs` builds the documentation there too.
+@Suite("Packaging: Scripts/install and Scripts/package-deb, run without the toolchain; Scripts/docs", .serialized)
 struct PackagingTests {
     static let scratch = TestSupport.packageRoot + "/.build/packaging"
 
@@ -266,6 +266,29 @@ struct PackagingTests {
             #expect(ran.status == 0, "\(script): \(ran.output)")
             let calls = (try? String(contentsOfFile: root + "/udevadm.log", encoding: .utf8)) ?? ""
             #expect(calls == "control --reload-rules\ntrigger --subsystem-match=hidraw --action=change\ntrigger --subsystem-match=input --action=change\n", "\(script): \(calls)")
+        }
+    }
+
+    @Test("Scripts/docs: the DocC catalog and the symbols' comments build without a warning; every article and the main types are in the site")
+    func documentation() throws {
+        let output = Self.scratch + "/test-docs"
+        try? FileManager.default.removeItem(atPath: output)
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let result = Self.runScript("docs", ["--scratch-path", Self.scratch, "--output", output])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.contains("warning:"), "\(result.output)")
+        let site = output + "/data/documentation/haptics/"
+        let articles = [
+            ("gettingstarted", "Getting started"), ("thepowermodel", "The power model"), ("ahaponlinux", "AHAP on Linux"),
+            ("gamepadsandmotors", "Playing on gamepads and motors"), ("calibration", "Calibration"), ("writingabackend", "Writing a backend in Swift or C"),
+        ]
+        for (page, title) in articles {
+            let json = (try? String(contentsOfFile: site + page + ".json", encoding: .utf8)) ?? ""
+            #expect(json.contains("\"title\":\"\(title)\""), "no article \(page) in \(output)")
+            #expect(FileManager.default.fileExists(atPath: output + "/documentation/haptics/" + page + "/index.html"))
+        }
+        for symbol in ["hapticsystem", "hapticengine", "hapticpattern", "impactfeedbackgenerator", "powermodel", "pluginloader"] {
+            #expect(FileManager.default.fileExists(atPath: site + symbol + ".json"), "no page for \(symbol)")
         }
     }
 }
