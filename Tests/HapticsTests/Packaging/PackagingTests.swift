@@ -68,13 +68,21 @@ struct PackagingTests {
         return environment
     }
 
+    /// Whether this process may make a mount namespace (root, and a kernel and sandbox that allow it);
+    /// without one, the PATH, LD_LIBRARY_PATH and ldd checks remain.
+    static let canHideToolchain: Bool = {
+        guard getuid() == 0, !toolchainRuntime.isEmpty else { return false }
+        let probe = try? TestSupport.run("/usr/bin/unshare", ["--mount", "/bin/sh", "-c", "mount -t tmpfs none \"$0\"", toolchainRuntime])
+        return probe?.status == 0
+    }()
+
     /// Runs an installed program with the plain environment; as root, inside a mount namespace in
     /// which the toolchain's runtime directory is an empty tmpfs, so not one library can come from it.
     static func runWithoutToolchain(_ program: String, _ arguments: [String], _ extra: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let home = TestSupport.makeTemporaryDirectory("packaged-home")
         defer { try? FileManager.default.removeItem(atPath: home) }
         let environment = plainEnvironment(home, extra)
-        guard getuid() == 0 else { return try TestSupport.run(program, arguments, environment: environment) }
+        guard canHideToolchain else { return try TestSupport.run(program, arguments, environment: environment) }
         let script = "mount -t tmpfs none \"$0\" && exec \"$@\""
         return try TestSupport.run("/usr/bin/unshare", ["--mount", "/bin/sh", "-c", script, toolchainRuntime, program] + arguments, environment: environment)
     }
@@ -161,6 +169,11 @@ struct PackagingTests {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file) was not installed")
         }
         try Self.checkLibraries(under: prefix, runtime: prefix + "/lib/haptics/swift")
+        if Self.canHideToolchain {
+            // The control: where the toolchain is hidden, the build tree's haptic-cal (its runtime is the toolchain's) cannot start.
+            let control = try Self.runWithoutToolchain(TestSupport.buildDirectory + "/haptic-cal", ["list"])
+            #expect(control.status != 0 && control.output.contains("libswift"), "\(control.output)")
+        }
         try Self.checkRuns(prefix: prefix)
     }
 
