@@ -14,6 +14,13 @@
  * core calls apply() only for a state that differs from the current one, so
  * every line is a change. Writing a channel number to the file clears that
  * channel's history. Tests use it to check the order of what a driver did.
+ *
+ * /sys/kernel/debug/pwm-sim/claim requests a channel the way a kernel driver
+ * does (pwm-vibrator, a backlight, a fan): writing N requests channel N with the
+ * label "pwm-sim-claim", so exporting it through sysfs fails with EBUSY as on a
+ * board whose device tree gives the channel to a driver; writing -1-N frees it.
+ * Reading lists the claimed channels. A claim holds a reference on the module,
+ * as a driver's request does: free it before unloading.
  * Written against Debian's 6.1 kernel (get_state returns int there).
  */
 #include <linux/debugfs.h>
@@ -39,6 +46,7 @@ struct pwm_sim_event {
 
 struct pwm_sim_channel {
 	struct pwm_state state;
+	struct pwm_device *claim;
 	unsigned int head, count;
 	struct pwm_sim_event history[HISTORY];
 };
@@ -148,9 +156,90 @@ static const struct file_operations pwm_sim_history_fops = {
 	.release = single_release,
 };
 
+/*
+ * Claims have a lock of their own: the PWM core may call get_state()/apply()
+ * (which take sim->lock) while requesting or freeing a channel.
+ */
+static DEFINE_MUTEX(pwm_sim_claim_lock);
+
+static int pwm_sim_claim_show(struct seq_file *file, void *unused)
+{
+	struct pwm_sim *sim = file->private;
+	unsigned int index;
+
+	mutex_lock(&pwm_sim_claim_lock);
+	for (index = 0; index < sim->chip.npwm; index++)
+		if (sim->channel[index].claim)
+			seq_printf(file, "%u\n", index);
+	mutex_unlock(&pwm_sim_claim_lock);
+	return 0;
+}
+
+static int pwm_sim_claim_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, pwm_sim_claim_show, inode->i_private);
+}
+
+
+static ssize_t pwm_sim_claim_write(struct file *file, const char __user *buffer,
+				   size_t count, loff_t *position)
+{
+	struct pwm_sim *sim = ((struct seq_file *)file->private_data)->private;
+	struct pwm_device *pwm;
+	unsigned int index;
+	int value, ret;
+
+	ret = kstrtoint_from_user(buffer, count, 0, &value);
+	if (ret)
+		return ret;
+	index = value >= 0 ? value : -1 - value;
+	if (index >= sim->chip.npwm)
+		return -EINVAL;
+	mutex_lock(&pwm_sim_claim_lock);
+	if (value >= 0) {
+		pwm = sim->channel[index].claim ? ERR_PTR(-EBUSY)
+			: pwm_request_from_chip(&sim->chip, index, "pwm-sim-claim");
+		ret = PTR_ERR_OR_ZERO(pwm);
+		if (!ret)
+			sim->channel[index].claim = pwm;
+	} else {
+		pwm = sim->channel[index].claim;
+		ret = pwm ? 0 : -ENOENT;
+		sim->channel[index].claim = NULL;
+		if (pwm)
+			pwm_free(pwm);
+	}
+	mutex_unlock(&pwm_sim_claim_lock);
+	return ret ? ret : count;
+}
+
+static const struct file_operations pwm_sim_claim_fops = {
+	.owner = THIS_MODULE,
+	.open = pwm_sim_claim_open,
+	.read = seq_read,
+	.write = pwm_sim_claim_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 static void pwm_sim_remove_debugfs(void *data)
 {
 	debugfs_remove_recursive(data);
+}
+
+/* Runs before the chip is removed (devm actions run in reverse order). */
+static void pwm_sim_free_claims(void *data)
+{
+	struct pwm_sim *sim = data;
+	unsigned int index;
+
+	/* Only an unbind finds claims here: a claim keeps the module loaded. */
+	for (index = 0; index < sim->chip.npwm; index++) {
+		if (sim->channel[index].claim) {
+			pwm_free(sim->channel[index].claim);
+			sim->channel[index].claim = NULL;
+		}
+	}
 }
 
 static int pwm_sim_probe(struct platform_device *pdev)
@@ -167,10 +256,14 @@ static int pwm_sim_probe(struct platform_device *pdev)
 	sim->chip.npwm = channels;
 	sim->debug = debugfs_create_dir("pwm-sim", NULL);
 	debugfs_create_file("history", 0600, sim->debug, sim, &pwm_sim_history_fops);
+	debugfs_create_file("claim", 0600, sim->debug, sim, &pwm_sim_claim_fops);
 	ret = devm_add_action_or_reset(&pdev->dev, pwm_sim_remove_debugfs, sim->debug);
 	if (ret)
 		return ret;
-	return devm_pwmchip_add(&pdev->dev, &sim->chip);
+	ret = devm_pwmchip_add(&pdev->dev, &sim->chip);
+	if (ret)
+		return ret;
+	return devm_add_action_or_reset(&pdev->dev, pwm_sim_free_claims, sim);
 }
 
 static struct platform_driver pwm_sim_driver = {

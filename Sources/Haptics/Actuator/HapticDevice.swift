@@ -32,8 +32,10 @@ public final class HapticDevice: Sendable {
 
     /// Puts `actuator` under the power model.
     /// - Parameters:
+    ///   - actuator: the device's driver (a plugin's, or hapticsd's); the device owns it from now on.
     ///   - clock: where timeouts run; a ``ManualClock`` in tests.
     ///   - policy: the prepare timeout and cap.
+    ///   - logger: where the device's errors are reported (a failed write, a lost device).
     public init(
         actuator: any Actuator, clock: any HapticClock = SystemClock.shared, policy: PowerPolicy = PowerPolicy(),
         logger: Logger = Logger(label: "haptics.device")

@@ -97,11 +97,13 @@ public final class HapticEngine: Sendable {
 
     /// An engine over `devices`.
     /// - Parameters:
+    ///   - devices: the devices it plays on; an empty list is ``HapticEngineError/noDevices``.
     ///   - clock: the engine's clock; by default a new ``SystemClock`` (one scheduler thread per engine).
     ///   - profiles: calibration profiles by device id; a device without one uses its profile from
     ///     `profileStore` (the user's, else a shipped default), else its uncalibrated default.
     ///   - profileStore: where stored profiles come from; nil uses none.
     ///   - policy: the user's settings; by default ``HapticPolicy/load()`` (a broken settings file is logged and ignored).
+    ///   - logger: where the engine reports an ignored settings file and playback errors.
     public init(
         devices: [HapticDevice], clock: (any HapticClock)? = nil, profiles: [String: CalibrationProfile] = [:],
         profileStore: ProfileStore? = .standard, policy: HapticPolicy? = nil, logger: Logger = Logger(label: "haptics.engine")

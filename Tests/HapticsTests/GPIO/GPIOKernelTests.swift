@@ -367,6 +367,32 @@ extension GuestKernelTests {
             #expect(try !rig.lineIsUsed(0))
         }
 
+        @Test("a PWM channel a kernel driver has requested: at once an error that says so, no wait for the export; no line is left requested")
+        func channelOwnedByKernelDriver() throws {
+            let rig = try GPIOKernelRig { names in
+                gpioBoard(
+                    names, topology: "driver-ic", actuator: "lra", gpio: #""enable": 2"#, pwm: #""channel": \#(names.channels[0]), "frequency_hz": 20000"#,
+                    extraLimits: #""resonant_frequency_hz": 175"#)
+            }
+            try rig.pwm.claimForDriver(channel: rig.channel)
+            defer { try? rig.pwm.releaseDriverClaim(channel: rig.channel) }
+            #expect(try rig.pwm.driverClaims().contains(rig.channel))
+            let chip = rig.pwm.chipPath.split(separator: "/").last.map(String.init) ?? ""
+            let message = try Self.openError(rig)
+            #expect(
+                message.contains("$.actuators[0].pwm.channel: ") && message.contains("channel \(rig.channel) of \(chip) is owned by a kernel driver"),
+                "\(message)")
+            // The export wait would have said the channel "did not appear".
+            #expect(!message.contains("did not appear"), "\(message)")
+            #expect(!SysFS.exists(rig.pwm.channelPath(rig.channel)))
+            #expect(try !rig.lineIsUsed(2))
+            // Freed by the driver, the same board opens.
+            try rig.pwm.releaseDriverClaim(channel: rig.channel)
+            let device = try rig.system().openDevice(rig.id())
+            device.close()
+            try Self.expectStopped(rig)
+        }
+
         @Test("a line already in use names its consumer; the PWM is left stopped and unexported")
         func lineInUse() throws {
             let rig = try GPIOKernelRig { names in
