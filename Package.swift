@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // `swift package generate-documentation` (Scripts/docs): a command plugin, never linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The contract.
@@ -135,11 +137,13 @@ let package = Package(
 
         // Tests. Backends are never linked in: tests load them with dlopen like any host.
         .target(name: "CVMRig", path: "Tests/CVMRig"),
+        // Per-thread heap allocation counts, for the tests that pin "no allocation on the trigger path".
+        .target(name: "CMallocCounter", path: "Tests/CMallocCounter"),
         // A client that opens devices, drives them and dies the way a test asks (the stop-guard tests).
         .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus",
+                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus", "CMallocCounter",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -32,8 +32,10 @@ public final class HapticDevice: Sendable {
 
     /// Puts `actuator` under the power model.
     /// - Parameters:
+    ///   - actuator: the device's driver (a plugin's, or hapticsd's); the device owns it from now on.
     ///   - clock: where timeouts run; a ``ManualClock`` in tests.
     ///   - policy: the prepare timeout and cap.
+    ///   - logger: where the device's errors are reported (a failed write, a lost device).
     public init(
         actuator: any Actuator, clock: any HapticClock = SystemClock.shared, policy: PowerPolicy = PowerPolicy(),
         logger: Logger = Logger(label: "haptics.device")
@@ -77,12 +79,18 @@ public final class HapticDevice: Sendable {
         let result: Result<Void, DeviceError> = state.withLock { state in
             guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
             let before = state.model
-            let effects = state.model.beginActivity(at: clock.now())
-            if let error = apply(effects, to: &state) {
-                state.model = before
-                return .failure(error)
+            switch state.model.beginActivityEffect(at: clock.now()) {
+            case .none, .some(.setDeadline(.none)):
+                // Already active, or prepared (the fast path): the armed prepared timeout stays,
+                // see `apply(_:to:keepingTimer:)`.
+                return .success(())
+            case let effect?:
+                if let error = apply([effect], to: &state, keepingTimer: true) {
+                    state.model = before
+                    return .failure(error)
+                }
+                return .success(())
             }
-            return .success(())
         }
         try result.get()
     }
@@ -177,13 +185,21 @@ public final class HapticDevice: Sendable {
     }
 
     /// Carries out the model's effects; returns the first backend failure.
-    private func apply(_ effects: [PowerModel.Effect], to state: inout State) -> DeviceError? {
+    ///
+    /// With `keepingTimer` (a trigger), a disarm leaves the armed prepared timeout in the clock's
+    /// queue instead of cancelling it: a trigger on a prepared device is the fast path, and a
+    /// cancellation there is most of the device's cost. The timer stays recorded, so the next
+    /// deadline or idling cancels it off the trigger's path, and if it fires first it finds the
+    /// model active (or prepared until later) and does nothing.
+    private func apply(_ effects: [PowerModel.Effect], to state: inout State, keepingTimer: Bool = false) -> DeviceError? {
         for effect in effects {
             switch effect {
             case .wake:
                 do throws(DeviceError) { try actuator.wake() } catch { return record(error, in: &state) }
             case .sleep:
                 do throws(DeviceError) { try actuator.sleep() } catch { _ = record(error, in: &state) }
+            case .setDeadline(nil) where keepingTimer:
+                continue
             case .setDeadline(let deadline):
                 if let timer = state.timer { clock.cancel(timer) }
                 state.timer = deadline.map { deadline in

@@ -100,6 +100,11 @@ public struct PowerModel: Sendable, Hashable {
 
     /// A playback starts (a trigger). Consumes any preparation and re-enables prepares.
     public mutating func beginActivity(at now: HapticInstant) -> [Effect] {
+        beginActivityEffect(at: now).map { [$0] } ?? []
+    }
+
+    /// ``beginActivity(at:)`` with its one effect at most, without an array: the trigger path.
+    mutating func beginActivityEffect(at now: HapticInstant) -> Effect? {
         activeCount += 1
         runStart = nil
         preparesSuspended = false
@@ -107,13 +112,13 @@ public struct PowerModel: Sendable, Hashable {
         case .idle:
             state = .active
             preparedUntil = nil
-            return [.wake]
+            return .wake
         case .prepared:
             state = .active
             preparedUntil = nil
-            return [.setDeadline(nil)]
+            return .setDeadline(nil)
         case .active:
-            return []
+            return nil
         }
     }
 

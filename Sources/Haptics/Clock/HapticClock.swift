@@ -35,14 +35,12 @@ struct DeadlineQueue: Sendable {
         var deadline: HapticInstant
         var id: UInt64
         var action: @Sendable () -> Void
+        /// Cancelled while in the heap: dropped when it reaches the top.
+        var cancelled = false
     }
 
     private var heap: [Entry] = []
     private var nextID: UInt64 = 1
-    /// Ids in the heap and not cancelled.
-    private var live: Set<UInt64> = []
-    /// Ids cancelled but still in the heap (removed lazily when they reach the top).
-    private var cancelled: Set<UInt64> = []
 
     var isEmpty: Bool { heap.isEmpty }
     var earliestDeadline: HapticInstant? { heap.first?.deadline }
@@ -51,28 +49,33 @@ struct DeadlineQueue: Sendable {
         let id = nextID
         nextID += 1
         heap.append(Entry(deadline: deadline, id: id, action: action))
-        live.insert(id)
         siftUp(heap.count - 1)
         return ScheduledActionID(rawValue: id)
     }
 
+    /// A clock's queue holds a few entries (an engine's next pass, a device's timeout), so a
+    /// linear search costs less than keeping sets of ids (hashing on every insert).
     mutating func cancel(_ id: ScheduledActionID) {
-        guard live.remove(id.rawValue) != nil else { return }
-        cancelled.insert(id.rawValue)
-        pruneCancelledHead()
+        // Index loops here: a trigger can replace an engine's armed wake, and unlike the generic
+        // algorithms they allocate nothing in an unoptimised build either.
+        for index in heap.indices where heap[index].id == id.rawValue && !heap[index].cancelled {
+            heap[index].cancelled = true
+            // What the action holds is let go now, not when the entry reaches the top.
+            heap[index].action = {}
+            pruneCancelledHead()
+            return
+        }
     }
 
     /// Removes and returns the earliest entry if it is due at `now`.
     mutating func popDue(at now: HapticInstant) -> Entry? {
         pruneCancelledHead()
         guard let first = heap.first, first.deadline <= now else { return nil }
-        live.remove(first.id)
         return popFirst()
     }
 
     private mutating func pruneCancelledHead() {
-        while let first = heap.first, cancelled.contains(first.id) {
-            cancelled.remove(first.id)
+        while !heap.isEmpty, heap[0].cancelled {
             _ = popFirst()
         }
     }

@@ -17,7 +17,9 @@ public final class SystemClock: HapticClock {
     private let core: SchedulerCore
 
     /// A clock whose thread is named `name` (15 characters at most are kept).
-    /// - Parameter realtime: ask for `SCHED_FIFO` priority for the scheduler thread.
+    /// - Parameters:
+    ///   - name: the scheduler thread's name, as `ps` and `top` show it.
+    ///   - realtime: ask for `SCHED_FIFO` priority for the scheduler thread.
     public init(name: String = "haptics-sched", realtime: Bool = true) {
         core = SchedulerCore(name: name, realtime: realtime)
     }

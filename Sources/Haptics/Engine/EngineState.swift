@@ -38,6 +38,9 @@ struct PlayerState: Sendable {
     var pending: [(time: HapticInstant, command: PlayerCommand)] = []
     var controls = PlayerControls()
     var completion: (@Sendable ((any Error)?) -> Void)?
+    /// No object owns the player any more (a feedback play, a released player): the engine forgets
+    /// it once it has finished.
+    var isOrphan = false
 
     init(timeline: PatternTimeline) {
         self.timeline = timeline
@@ -81,10 +84,20 @@ struct PlayerState: Sendable {
 /// What the engine drives on one device. Guarded by the engine's lock.
 struct DeviceOutput: Sendable {
     let device: HapticDevice
-    var mapper: DriveMapper
+    var mapper: DriveMapper {
+        didSet { firstFrames.removeAll(keepingCapacity: true) }
+    }
+    /// The first frames starts rendered on the silent device lately, and what each came from: a
+    /// repeated trigger (the same feedback, the same pattern) reuses its frame instead of rendering
+    /// again. A few entries (an app's handful of feedback effects and patterns), oldest first, in
+    /// storage reserved once.
+    private var firstFrames: [(timeline: PatternTimeline.Identity, position: Double, scale: Double, drives: [ChannelDrive]?)] = []
+    private static let firstFrameCapacity = 8
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
     var lastDrives: [ChannelDrive]
+    /// Every channel off: what a silent pass sends, built once per device.
+    let silence: [ChannelDrive]
     var lastSubmit: HapticInstant?
     /// Whether the engine has begun an activity (a trigger) on the device.
     var active = false
@@ -96,7 +109,41 @@ struct DeviceOutput: Sendable {
         self.device = device
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
-        lastDrives = Array(repeating: .off, count: device.description.channels.count)
+        silence = Array(repeating: .off, count: device.description.channels.count)
+        lastDrives = silence
+        firstFrames.reserveCapacity(Self.firstFrameCapacity)
+    }
+
+    /// Whether the engine last sent silence on every channel.
+    var isSilent: Bool {
+        for index in lastDrives.indices where lastDrives[index].amplitude != 0 { return false }
+        return true
+    }
+
+    /// What `timeline` sounds like at `position` with every intensity times `scale` and its controls
+    /// untouched, on this device while it is silent (what a start sends first), quantized; nil when
+    /// nothing sounds. Remembered for the next start of the same timeline: the render is a pure
+    /// function of these and of the mapper, whose change forgets it.
+    mutating func firstFrame(of timeline: PatternTimeline, at position: Double, scale: Double) -> [ChannelDrive]? {
+        for index in firstFrames.indices
+        where firstFrames[index].timeline === timeline.identity && firstFrames[index].position == position && firstFrames[index].scale == scale {
+            return firstFrames[index].drives
+        }
+        let (voices, _, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
+        var drives: [ChannelDrive]?
+        if !voices.isEmpty {
+            var mixed = [ChannelDrive](repeating: .off, count: lastDrives.count)
+            for voice in voices {
+                let voiceDrives = mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+                for channel in voiceDrives.indices where voiceDrives[channel].amplitude > mixed[channel].amplitude {
+                    mixed[channel] = voiceDrives[channel]
+                }
+            }
+            drives = quantized(mixed)
+        }
+        if firstFrames.count == Self.firstFrameCapacity { firstFrames.removeFirst() }
+        firstFrames.append((timeline.identity, position, scale, drives))
+        return drives
     }
 
     /// `drives` rounded to the amplitude steps each channel can render, so frames that the

@@ -52,20 +52,40 @@ public final class HapticEngine: Sendable {
     /// Set when hapticsd owns the devices: players and feedback then play in the service.
     let remote: RemoteEngine?
     private let core: Mutex<Core>
+    private let ticker = Ticker()
+
+    /// The engine's scheduled pass, built once, so arming the scheduler (on every start for now)
+    /// allocates no closure.
+    private final class Ticker: @unchecked Sendable {
+        // Written once, in the engine's initialiser, before the engine is shared; read only after.
+        weak var engine: HapticEngine?
+        private(set) var action: @Sendable () -> Void = {}
+
+        init() {
+            action = { [weak self] in self?.engine?.scheduledTick() }
+        }
+    }
 
     struct Core {
         var running = false
         var players: [UInt64: PlayerState] = [:]
-        var orphans: Set<UInt64> = []
         var nextPlayerID: UInt64 = 1
         var outputs: [DeviceOutput]
         var wake: (id: ScheduledActionID, at: HapticInstant)?
         var lastActivity: HapticInstant
         /// The slowest live device's tap length plus update interval, in seconds (see ``minimumTapInterval()``).
-        var tapInterval = 0.0
+        var tapInterval = 0.0 {
+            didSet { feedbackIntervals.removeAll() }
+        }
         var autoShutdownEnabled = true
         var autoShutdownTimeout = 120.0
-        var policy: HapticPolicy
+        var policy: HapticPolicy {
+            didSet { feedbackIntervals.removeAll() }
+        }
+        /// ``HapticEngine/feedbackInterval(for:)`` per kind, worked out once; emptied when the
+        /// policy or the tap interval changes. A few kinds: a linear search of short strings costs
+        /// less than hashing one.
+        var feedbackIntervals: [(kind: String, interval: Double)] = []
         var stoppedHandler: (@Sendable (StoppedReason) -> Void)?
     }
 
@@ -77,11 +97,13 @@ public final class HapticEngine: Sendable {
 
     /// An engine over `devices`.
     /// - Parameters:
+    ///   - devices: the devices it plays on; an empty list is ``HapticEngineError/noDevices``.
     ///   - clock: the engine's clock; by default a new ``SystemClock`` (one scheduler thread per engine).
     ///   - profiles: calibration profiles by device id; a device without one uses its profile from
     ///     `profileStore` (the user's, else a shipped default), else its uncalibrated default.
     ///   - profileStore: where stored profiles come from; nil uses none.
     ///   - policy: the user's settings; by default ``HapticPolicy/load()`` (a broken settings file is logged and ignored).
+    ///   - logger: where the engine reports an ignored settings file and playback errors.
     public init(
         devices: [HapticDevice], clock: (any HapticClock)? = nil, profiles: [String: CalibrationProfile] = [:],
         profileStore: ProfileStore? = .standard, policy: HapticPolicy? = nil, logger: Logger = Logger(label: "haptics.engine")
@@ -103,6 +125,7 @@ public final class HapticEngine: Sendable {
         var initial = Core(outputs: outputs, lastActivity: self.clock.now(), policy: effectivePolicy)
         Self.refreshTapInterval(&initial)
         core = Mutex(initial)
+        ticker.engine = self
         for (index, device) in devices.enumerated() {
             device.onLost { [weak self] error in self?.deviceLost(index, error) }
         }
@@ -149,6 +172,20 @@ public final class HapticEngine: Sendable {
     /// plus one update interval, for the slowest device, in seconds.
     public func minimumTapInterval() -> Double {
         core.withLock { $0.tapInterval }
+    }
+
+    /// The interval the overuse guard keeps between feedback of `kind`: the policy's minimum for
+    /// the kind or ``minimumTapInterval()``, whichever is longer; one lock, no copy of the policy.
+    func feedbackInterval(for kind: String) -> Double {
+        core.withLock { core in
+            // An index loop: no generic algorithm, which allocates in an unoptimised build.
+            for index in core.feedbackIntervals.indices where core.feedbackIntervals[index].kind == kind {
+                return core.feedbackIntervals[index].interval
+            }
+            let interval = max(core.policy.minimumInterval(for: kind), core.tapInterval)
+            core.feedbackIntervals.append((kind, interval))
+            return interval
+        }
     }
 
     private static func refreshTapInterval(_ core: inout Core) {
@@ -243,9 +280,10 @@ public final class HapticEngine: Sendable {
             core.nextPlayerID += 1
             var player = PlayerState(timeline: timeline)
             player.intensityScale = intensityScale
-            core.players[id] = player
-            core.orphans.insert(id)
-            startNow(id, &core, notices: &notices)
+            player.isOrphan = true
+            // Started before it is stored: one insertion, no copy of the state out of the table.
+            startNow(&player, &core, notices: &notices)
+            core.players[id] = consume player
             return .success(())
         }
         try result.get()
@@ -266,7 +304,10 @@ public final class HapticEngine: Sendable {
             let now = clock.now()
             let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
             if case .start = command, instant == now {
-                startNow(id, &core, notices: &notices)
+                // Taken out and put back, so the state is started without a copy.
+                var player = core.players.removeValue(forKey: id)!
+                startNow(&player, &core, now: now, notices: &notices)
+                core.players[id] = consume player
                 return .success(true)
             }
             core.players[id]!.enqueue(command, at: instant)
@@ -284,28 +325,36 @@ public final class HapticEngine: Sendable {
     /// maximum, so that frame is the new player's drive over what each device outputs already; the
     /// full pass recomputes every device from every player. A start also retries a device that
     /// failed earlier.
-    private func startNow(_ id: UInt64, _ core: inout Core, notices: inout [Notice]) {
-        defer { reschedule(&core, at: clock.now()) }
-        let now = clock.now()
-        apply(.start, at: now, to: &core.players[id]!, notices: &notices)
+    private func startNow(_ player: inout PlayerState, _ core: inout Core, now: HapticInstant? = nil, notices: inout [Notice]) {
+        let now = now ?? clock.now()
+        defer { reschedule(&core, at: now) }
+        apply(.start, at: now, to: &player, notices: &notices)
         core.lastActivity = now
-        let player = core.players[id]!
-        let external = player.controls.tracks.values(at: now.seconds)
+        // Untouched controls change nothing: no array of their values to build.
+        let untouched = player.controls.tracks.isUntouched
+        let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
+        let scale = player.intensityScale * core.policy.intensityScale
         for index in core.outputs.indices where !core.outputs[index].lost {
             core.outputs[index].faulted = false
             guard core.policy.isEnabled, !player.isMuted else { continue }
-            let (voices, _, _) = player.timeline.evaluate(
-                at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
-            guard !voices.isEmpty else { continue }
-            var desired = core.outputs[index].lastDrives
-            for voice in voices {
-                let drives = core.outputs[index].mapper.drives(
-                    intensity: voice.intensity * player.intensityScale * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
-                for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
-                    desired[channel] = drives[channel]
+            let desired: [ChannelDrive]
+            if untouched, core.outputs[index].isSilent {
+                // The usual trigger: a silent device, rendered as the last start of this timeline was.
+                guard let frame = core.outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale) else { continue }
+                desired = frame
+            } else {
+                let (voices, _, _) = player.timeline.evaluate(
+                    at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
+                guard !voices.isEmpty else { continue }
+                var mixed = core.outputs[index].lastDrives
+                for voice in voices {
+                    let drives = core.outputs[index].mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
+                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
+                        mixed[channel] = drives[channel]
+                    }
                 }
+                desired = core.outputs[index].quantized(mixed)
             }
-            desired = core.outputs[index].quantized(desired)
             let device = core.outputs[index].device
             let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
             guard desired != core.outputs[index].lastDrives, earliest <= now else { continue }
@@ -347,7 +396,7 @@ public final class HapticEngine: Sendable {
         core.withLock { core in
             guard let player = core.players[id] else { return }
             if player.status == .playing || !player.pending.isEmpty {
-                core.orphans.insert(id)
+                core.players[id]!.isOrphan = true
             } else {
                 core.players[id] = nil
             }
@@ -381,7 +430,13 @@ public final class HapticEngine: Sendable {
         // 1. Commands that are due. A start still to come also needs a pass ahead of it, by the
         //    wake latency of every idle device, so the device is awake when the start arrives.
         var startedThisPass = false
-        let slowestWake = core.outputs.filter { !$0.lost && !$0.active }.map(\.device.description.wakeLatency).max()
+        // Loops rather than filter/map chains: a pass runs several times per trigger, and each
+        // intermediate array is an allocation.
+        var slowestWake: Double?
+        for index in core.outputs.indices where !core.outputs[index].lost && !core.outputs[index].active {
+            let latency = core.outputs[index].device.description.wakeLatency
+            slowestWake = max(slowestWake ?? latency, latency)
+        }
         for id in core.players.keys.sorted() {
             while let first = core.players[id]!.pending.first, first.time <= now {
                 core.players[id]!.pending.removeFirst()
@@ -397,7 +452,8 @@ public final class HapticEngine: Sendable {
 
         // 2. What every playing player sounds like on every device.
         let live = core.outputs.indices.filter { !core.outputs[$0].lost }
-        let longestTap = live.map { core.outputs[$0].mapper.profile.transient.duration }.max() ?? 0
+        var longestTap = 0.0
+        for index in live { longestTap = max(longestTap, core.outputs[index].mapper.profile.transient.duration) }
         var voices = [[Voice]](repeating: [], count: core.outputs.count)
         var anyPlaying = false
         for id in core.players.keys.sorted() where core.players[id]!.status == .playing {
@@ -435,10 +491,11 @@ public final class HapticEngine: Sendable {
                 if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
             }
         }
-        for id in core.orphans where core.players[id].map({ $0.status != .playing && $0.pending.isEmpty }) ?? true {
-            core.players[id] = nil
-            core.orphans.remove(id)
+        var done: [UInt64] = []
+        for (id, player) in core.players where player.isOrphan && player.status != .playing && player.pending.isEmpty {
+            done.append(id)
         }
+        for id in done { core.players[id] = nil }
 
         // 3. Each device: begin a trigger while anything plays (or starts within its wake latency),
         //    send the mixed frame if it changed and the device's update interval allows, end the
@@ -454,17 +511,21 @@ public final class HapticEngine: Sendable {
             let startingSoon = core.players.values.contains { player in
                 player.pending.contains { if case .start = $0.command { $0.time <= wakeHorizon } else { false } }
             }
-            var desired = [ChannelDrive](repeating: .off, count: device.description.channels.count)
-            if core.policy.isEnabled {
+            let desired: [ChannelDrive]
+            if core.policy.isEnabled, !voices[index].isEmpty {
+                var mixed = [ChannelDrive](repeating: .off, count: device.description.channels.count)
                 for voice in voices[index] {
                     let drives = core.outputs[index].mapper.drives(
                         intensity: voice.intensity * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
-                    for channel in drives.indices where drives[channel].amplitude > desired[channel].amplitude {
-                        desired[channel] = drives[channel]
+                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
+                        mixed[channel] = drives[channel]
                     }
                 }
+                desired = core.outputs[index].quantized(mixed)
+            } else {
+                // Silence, quantized already: the device's one silent frame, shared, not rebuilt.
+                desired = core.outputs[index].silence
             }
-            desired = core.outputs[index].quantized(desired)
             if (anyPlaying || startingSoon) && !core.outputs[index].active {
                 do {
                     try device.beginActivity()
@@ -557,7 +618,7 @@ public final class HapticEngine: Sendable {
             notices.append(.stopped(.systemError(error)))
             // Park the device, stopped, until the next start tries again (the error may have been transient).
             core.outputs[index].faulted = true
-            core.outputs[index].lastDrives = Array(repeating: .off, count: core.outputs[index].lastDrives.count)
+            core.outputs[index].lastDrives = core.outputs[index].silence
             if core.outputs[index].active {
                 core.outputs[index].device.endActivity()
                 core.outputs[index].active = false
@@ -603,7 +664,7 @@ public final class HapticEngine: Sendable {
             }
             if output.active { output.device.endActivity() }
             core.outputs[index].active = false
-            core.outputs[index].lastDrives = Array(repeating: .off, count: output.lastDrives.count)
+            core.outputs[index].lastDrives = output.silence
             core.outputs[index].lastSubmit = nil
         }
         core.running = false
@@ -622,13 +683,15 @@ public final class HapticEngine: Sendable {
         if let wake = core.wake { clock.cancel(wake.id) }
         core.wake = nil
         guard let next else { return }
-        let id = clock.schedule(at: next) { [weak self] in self?.scheduledTick(at: next) }
+        let id = clock.schedule(at: next, ticker.action)
         core.wake = (id, next)
     }
 
-    private func scheduledTick(at deadline: HapticInstant) {
+    private func scheduledTick() {
         core.withLock { core in
-            if core.wake?.at == deadline { core.wake = nil }
+            // The armed wake is the one running unless it was replaced meanwhile by an earlier
+            // one: a wake that is due is done either way (its pass is this one).
+            if let wake = core.wake, wake.at <= clock.now() { core.wake = nil }
         }
         tick()
     }

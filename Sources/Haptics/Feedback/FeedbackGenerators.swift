@@ -5,10 +5,21 @@ import Logging
 final class FeedbackCore: Sendable {
     let engine: HapticEngine
     let holds: [DeviceHold]
+    /// What the overuse guard calls to play, built once rather than on every trigger.
+    private let play: @Sendable (FeedbackEffect, Double) -> Void
 
     init(engine: HapticEngine) {
         self.engine = engine
         holds = engine.devices.map { $0.hold() }
+        // Weak: a deferred play waits in the engine's clock, which the engine owns.
+        play = { [weak engine] effect, scale in
+            guard let engine else { return }
+            do {
+                try engine.play(effect.timeline, intensityScale: scale)
+            } catch {
+                engine.logger.warning("feedback \(effect.name) did not play: \(error)")
+            }
+        }
     }
 
     deinit {
@@ -25,16 +36,7 @@ final class FeedbackCore: Sendable {
         let engine = self.engine
         // hapticsd's overuse guard (per app, per device) decides: it sees every app's feedback.
         if let remote = engine.remote { return remote.play(effect, scale: scale, clock: engine.clock) }
-        let interval = max(engine.policy.minimumInterval(for: effect.kind), engine.minimumTapInterval())
-        // Weak: a deferred play waits in the engine's clock, which the engine owns.
-        return engine.overuseGuard.request(effect, scale: scale, interval: interval, clock: engine.clock) { [weak engine] effect, scale in
-            guard let engine else { return }
-            do {
-                try engine.play(effect.timeline, intensityScale: scale)
-            } catch {
-                engine.logger.warning("feedback \(effect.name) did not play: \(error)")
-            }
-        }
+        return engine.overuseGuard.request(effect, scale: scale, interval: engine.feedbackInterval(for: effect.kind), clock: engine.clock, play: play)
     }
 }
 

@@ -32,7 +32,8 @@ public final class OveruseGuard: Sendable {
         var statistics = Statistics()
     }
 
-    private let kinds = Mutex<[String: KindState]>([:])
+    /// Per kind. A handful of kinds: a linear search of short strings costs less than hashing one.
+    private let kinds = Mutex<[(kind: String, state: KindState)]>([])
 
     /// A guard with no history.
     public init() {}
@@ -48,20 +49,19 @@ public final class OveruseGuard: Sendable {
     ) -> Decision {
         let now = clock.now()
         let decision: Decision = kinds.withLock { kinds in
-            var state = kinds[effect.kind] ?? KindState()
-            defer { kinds[effect.kind] = state }
-            if let pending = state.pending {
-                state.pending = (effect, scale, pending.at)
-                state.statistics.coalesced += 1
+            let index = Self.slot(effect.kind, in: &kinds)
+            if let pending = kinds[index].state.pending {
+                kinds[index].state.pending = (effect, scale, pending.at)
+                kinds[index].state.statistics.coalesced += 1
                 return .coalesced
             }
-            if let last = state.last, now < last.advanced(bySeconds: interval) {
+            if let last = kinds[index].state.last, now < last.advanced(bySeconds: interval) {
                 let at = last.advanced(bySeconds: interval)
-                state.pending = (effect, scale, at)
+                kinds[index].state.pending = (effect, scale, at)
                 return .deferred(until: at)
             }
-            state.last = now
-            state.statistics.played += 1
+            kinds[index].state.last = now
+            kinds[index].state.statistics.played += 1
             return .played
         }
         switch decision {
@@ -81,18 +81,26 @@ public final class OveruseGuard: Sendable {
         return decision
     }
 
+    /// The index of `kind`'s state, added when new.
+    private static func slot(_ kind: String, in kinds: inout [(kind: String, state: KindState)]) -> Int {
+        // An index loop: no generic algorithm, which allocates in an unoptimised build.
+        for index in kinds.indices where kinds[index].kind == kind { return index }
+        kinds.append((kind, KindState()))
+        return kinds.count - 1
+    }
+
     private func takePending(kind: String, at now: HapticInstant) -> (effect: FeedbackEffect, scale: Double)? {
         kinds.withLock { kinds in
-            guard let pending = kinds[kind]?.pending else { return nil }
-            kinds[kind]?.pending = nil
-            kinds[kind]?.last = now
-            kinds[kind]?.statistics.played += 1
+            guard let index = kinds.firstIndex(where: { $0.kind == kind }), let pending = kinds[index].state.pending else { return nil }
+            kinds[index].state.pending = nil
+            kinds[index].state.last = now
+            kinds[index].state.statistics.played += 1
             return (pending.effect, pending.scale)
         }
     }
 
     /// What the guard did for `kind` so far.
     public func statistics(for kind: String) -> Statistics {
-        kinds.withLock { $0[kind]?.statistics ?? Statistics() }
+        kinds.withLock { kinds in kinds.first { $0.kind == kind }?.state.statistics ?? Statistics() }
     }
 }

@@ -6,6 +6,8 @@ public enum RecordingPlot {
 
     /// The chart for `deviceID` in `recording`.
     /// - Parameters:
+    ///   - recording: what the recording backend captured.
+    ///   - deviceID: the device whose frames are drawn, e.g. `recording:lra`.
     ///   - pattern: the pattern played, drawn from the first frame's time.
     public static func chart(recording: Recording, deviceID: String, pattern: HapticPattern? = nil) -> SVGChart {
         let entries = recording.entries(for: deviceID)

@@ -22,7 +22,18 @@ enum HapticControl: Int, CaseIterable, Sendable {
 
 /// A full set of control tracks.
 struct ControlSet: Sendable, Hashable {
-    var tracks = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
+    /// Every control at its default, built once: a new player's set shares its storage.
+    private static let defaults = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
+
+    var tracks = ControlSet.defaults
+
+    /// Whether every control is at its default for all time (nothing set or ramped).
+    var isUntouched: Bool {
+        // An index loop: on the trigger path, and unlike the generic algorithms it allocates
+        // nothing in an unoptimised build either (where the trigger-path tests run).
+        for index in tracks.indices where !tracks[index].pieces.isEmpty { return false }
+        return true
+    }
 
     subscript(control: HapticControl) -> ControlTrack {
         get { tracks[control.rawValue] }
@@ -82,9 +93,13 @@ struct PatternTimeline: Sendable {
         var sustained: Bool
     }
 
+    /// Which timeline this is (copies share it): what a render remembered for it is found again.
+    final class Identity: Sendable {}
+
     let events: [Event]
     let controls: ControlSet
     let duration: Double
+    let identity = Identity()
     private let longestEvent: Double
     private let lastTransientStart: Double?
 
