@@ -111,11 +111,11 @@ enum DeviceConfiguration {
     }
 
     /// One device object: `id`, `name`, `actuator`, `channels`, `min_update_interval_ms`, `wake_latency_ms`,
-    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`.
+    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`.
     static func device(_ object: JSONObjectCursor) throws(JSONPathError) -> SimulatedDevice {
         try object.rejectUnknownKeys(allowed: [
             "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames",
-            "replug_after_ms",
+            "replug_after_ms", "envelope",
         ])
         let id = try object.required("id").string()
         guard !id.isEmpty, id.utf8.count < Int(HAPTICS_ID_SIZE) else { throw object.error("id must be 1...\(HAPTICS_ID_SIZE - 1) bytes") }
@@ -128,11 +128,29 @@ enum DeviceConfiguration {
             actuator: try actuator(object.optional("actuator")),
             channels: try channels.map { entry throws(JSONPathError) in try channel(entry.object()) },
             minimumUpdateIntervalNanoseconds: UInt64((try object.optional("min_update_interval_ms")?.number(in: 0...10_000) ?? 1) * 1e6),
-            wakeLatencyNanoseconds: UInt64((try object.optional("wake_latency_ms")?.number(in: 0...10_000) ?? 0) * 1e6))
+            wakeLatencyNanoseconds: UInt64((try object.optional("wake_latency_ms")?.number(in: 0...10_000) ?? 0) * 1e6),
+            envelope: try object.optional("envelope").map { cursor throws(JSONPathError) in try envelope(cursor.object()) })
         return SimulatedDevice(
             spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)),
             failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)),
             replugAfterMilliseconds: try object.optional("replug_after_ms")?.integer(in: 0...60_000))
+    }
+
+    /// The drive envelope a simulated device states as its own (the GPIO backend's board limits, for
+    /// a stand-in of a board): `amplitude_offset`, `rated_level`, `kick_level` (0…1), `kick_ms`,
+    /// `max_continuous_ms` (0: no cut), `rest_ms`. The recording backend still records the frames
+    /// as the engine sends them; a simulation reading them applies the envelope itself.
+    static func envelope(_ object: JSONObjectCursor) throws(JSONPathError) -> EnvelopeSpec {
+        try object.rejectUnknownKeys(allowed: ["amplitude_offset", "rated_level", "kick_level", "kick_ms", "max_continuous_ms", "rest_ms"])
+        let offset = try object.optional("amplitude_offset")?.number(in: 0...0.9) ?? 0
+        let rated = try object.optional("rated_level")?.number(in: 0.05...1) ?? 1
+        let kick = try object.optional("kick_level")?.number(in: rated...1) ?? rated
+        func nanoseconds(_ key: String, default value: Double) throws(JSONPathError) -> UInt64 {
+            UInt64(((try object.optional(key)?.number(in: 0...600_000)) ?? value) * 1e6)
+        }
+        return EnvelopeSpec(
+            amplitudeOffset: Float(offset), ratedLevel: Float(rated), kickLevel: Float(kick), kickNanoseconds: try nanoseconds("kick_ms", default: 0),
+            maxContinuousNanoseconds: try nanoseconds("max_continuous_ms", default: 0), restNanoseconds: try nanoseconds("rest_ms", default: 20))
     }
 
     static func channel(_ object: JSONObjectCursor) throws(JSONPathError) -> ChannelSpec {

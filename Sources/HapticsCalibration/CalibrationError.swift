@@ -20,6 +20,11 @@ public enum CalibrationError: Error, Sendable, Hashable, CustomStringConvertible
     case input(String)
     /// A measurement gave nothing usable (no output above the noise, a sweep without a peak).
     case measurement(String)
+    /// The actuator (or whatever the sensor sits on) did not come to rest, or to a steady vibration,
+    /// in the time allowed: what was seen.
+    case notSettling(String)
+    /// The measurements were made but do not make a profile worth writing: why, and what to try.
+    case refused(CalibrationDiagnosis)
     /// A profile could not be read, checked or written.
     case profile(ProfileError)
 
@@ -36,6 +41,8 @@ public enum CalibrationError: Error, Sendable, Hashable, CustomStringConvertible
                 + (found.isEmpty ? "; is the driver loaded (e.g. adxl345_i2c, inv_mpu6050_i2c)?" : "; found: \(found.joined(separator: ", "))")
         case .input(let problem): "input: \(problem)"
         case .measurement(let problem): "measurement: \(problem)"
+        case .notSettling(let problem): "not settling: \(problem)"
+        case .refused(let diagnosis): "\(diagnosis)"
         case .profile(let error): "\(error)"
         }
     }

@@ -51,6 +51,15 @@ struct SourceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Write SVG plots of the measured responses and the fitted curves to this file.", valueName: "file"))
     var svg: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Measure a simulated bench instead of hardware: "
+                + BenchPreset.all.map(\.name).joined(separator: ", ")
+                + ". The GPIO backend drives the bench's actuator (physics from datasheet figures) through a temporary sysfs PWM tree, "
+                + "and the accelerometer source reads its simulated ADXL345 from a temporary IIO tree: the path a Raspberry Pi user has. "
+                + "Use with --source accelerometer.", valueName: "preset"))
+    var bench: String?
+
     func choice(allowInteractive: Bool) throws -> SourceChoice {
         try SourceChoice(source, allowInteractive: allowInteractive)
     }
@@ -62,6 +71,19 @@ struct SourceOptions: ParsableArguments {
             // Keys and ranges now; channel names need the device.
             do { try ModelParameters.check(settings: model) } catch { throw ValidationError("\(error)") }
         }
+        if let bench {
+            guard BenchPreset.named(bench) != nil else {
+                throw ValidationError("--bench '\(bench)' is not one of \(BenchPreset.all.map(\.name).joined(separator: ", "))")
+            }
+            guard case .accelerometer = choice else {
+                throw ValidationError("--bench simulates a board and an accelerometer; use it with --source accelerometer")
+            }
+        }
+    }
+
+    /// Whether the source measures with a sensor (and so can verify).
+    func measuresWithSensor(allowInteractive: Bool) -> Bool {
+        (try? choice(allowInteractive: allowInteractive)).map { $0 != .interactive } ?? false
     }
 
     var plan: CalibrationPlan { quick ? .quick : .standard }
@@ -72,12 +94,17 @@ struct OpenedSource {
     let source: MeasurementSource
     let description: String
     let details: [String]
+    /// What the details are about (`model`, `setup`).
+    var detailLabel = "model"
     /// Keeps the device's system alive while measuring (real-time sources).
     let system: HapticSystem?
     let temporaryRecording: String?
+    /// The simulated bench measured, if any (stopped and removed by ``cleanUp()``).
+    var bench: SimulatedBench? = nil
 
     func cleanUp() {
         if let temporaryRecording { try? FileManager.default.removeItem(atPath: temporaryRecording) }
+        bench?.remove()
     }
 }
 
@@ -95,15 +122,49 @@ extension SourceOptions {
                 source: source, description: "simulated measurements", details: ModelParameters.summary(source.model, device: source.device),
                 system: nil, temporaryRecording: temporary)
         case .accelerometer(let request):
+            var bench: SimulatedBench?
             // Calibration drives the actuator frame by frame: only in the process that owns it.
-            let system = global.makeSystem(inProcess: true)
-            let opened = try system.openDevice(device)
-            let sensor = try IIOAccelerometer.find(root: iioRoot, request: request)
-            let axes = sensor.axes.map { "\($0.name) ×\(fixed($0.scale, 6)) m/s²" }.joined(separator: ", ")
-            let source = AccelerometerSource(playback: try RealtimePlayback(device: opened, logger: quietLogger()), sensor: sensor)
-            return OpenedSource(
-                source: source, description: "accelerometer \(sensor.name) (\(sensor.directory))", details: ["axes \(axes)"], system: system,
-                temporaryRecording: nil)
+            var system = global.makeSystem(inProcess: true)
+            var root = iioRoot
+            if let name = self.bench, let preset = BenchPreset.named(name) {
+                let simulated = try SimulatedBench(preset: preset)
+                bench = simulated
+                do {
+                    try simulated.start()
+                    system = HapticSystem(
+                        configuration: .init(
+                            searchPath: global.searchPath, settings: global.backendSettings().merging(simulated.backendSettings) { $1 }, logger: quietLogger(),
+                            daemon: .never))
+                    root = simulated.iioRoot
+                } catch {
+                    simulated.remove()
+                    throw error
+                }
+            }
+            do {
+                let opened = try system.openDevice(device)
+                let sensor = try IIOAccelerometer.find(root: root, request: request)
+                let axes = sensor.axes.map { "\($0.name) ×\(fixed($0.scale, 6)) m/s²" }.joined(separator: ", ")
+                let rate = sensor.samplingFrequency.map { ", \(fixed($0, 0)) Hz" } ?? ""
+                let source = AccelerometerSource(playback: try RealtimePlayback(device: opened, logger: quietLogger()), sensor: sensor)
+                var details = ["axes \(axes)\(rate)"]
+                if let bench { details.insert("bench \(bench.preset.name): \(bench.preset.title) (\(bench.directory))", at: 0) }
+                if let envelope = source.envelope {
+                    details.append(
+                        "backend envelope: amplitude a → level \(fixed(envelope.amplitudeOffset, 3)) + a × \(fixed(1 - envelope.amplitudeOffset, 3)); "
+                            + "held up to \(fixed(envelope.ratedLevel, 3)) (amplitude \(fixed(envelope.steadyAmplitudeLimit, 3))), kick to \(fixed(envelope.kickLevel, 3)) "
+                            + "for \(fixed(envelope.kickDuration * 1000, 0)) ms")
+                }
+                var result = OpenedSource(
+                    source: source, description: "accelerometer \(sensor.name) (\(sensor.directory))", details: details, system: system,
+                    temporaryRecording: nil)
+                result.bench = bench
+                result.detailLabel = "setup"
+                return result
+            } catch {
+                bench?.remove()
+                throw error
+            }
         case .interactive:
             let system = global.makeSystem(inProcess: true)
             let opened = try system.openDevice(device)
@@ -162,12 +223,18 @@ struct Calibrate: ParsableCommand {
     @Flag(name: .customLong("no-save"), help: "Fit and show the profile without writing it.")
     var noSave = false
 
-    @Flag(name: .customLong("no-verify"), help: "Skip the verification pass.")
+    @Flag(name: .customLong("no-verify"), help: "Skip the verification pass (with a sensor, only together with --no-save: a profile is written only once verified).")
     var noVerify = false
+
+    @Flag(name: .customLong("as-shipped"), help: "Mark the profile as a shipped default (\"source\": \"shipped\"), for Hardware/profiles/.")
+    var asShipped = false
 
     func validate() throws {
         try options.validate(allowInteractive: true)
         if noSave, output != nil { throw ValidationError("--no-save and --output contradict each other; pick one") }
+        if noVerify, !noSave, options.measuresWithSensor(allowInteractive: true) {
+            throw ValidationError("--no-verify: a sensor calibration is written only once its verification passes; add --no-save to fit without writing")
+        }
     }
 
     func run() throws {
@@ -177,12 +244,22 @@ struct Calibrate: ParsableCommand {
         let source = opened.source
         let description = source.device
         print("Calibrating \(description.id) (\(description.name)) from \(opened.description)")
-        for (index, line) in opened.details.enumerated() { print("  \(index == 0 ? "model " : "      ") \(line)") }
+        for (index, line) in opened.details.enumerated() { print("  \(index == 0 ? pad(opened.detailLabel, 6) : "      ") \(line)") }
         let progress: ProgressReporter = source.outputUnit == .perceived ? SilentProgress() : TerminalProgress()
-        let result: CalibrationResult
-        result = try Calibrator(plan: options.plan).calibrate(source, progress: progress)
+        var result: CalibrationResult
+        result = try Calibrator(plan: options.plan).calibrate(source, verify: !noVerify, progress: progress)
+        if asShipped { result.profile.source = .shipped }
         printResult(result, device: description, unit: source.outputUnit)
-
+        if let report = result.verification {
+            print(summary(report))
+        } else if !noVerify {
+            print("verification         needs a sensor: haptic-cal verify \(description.id) --source accelerometer")
+        }
+        if let svg = options.svg {
+            try writeSVG(CalibrationPlots.document(result: result, device: description, unit: source.outputUnit, verification: result.verification), to: svg)
+            print("plots written to     \(svg)")
+        }
+        if let diagnosis = result.diagnosis { throw CommandFailure(diagnosis.description) }
         if !noSave {
             let path: String
             if let output {
@@ -193,17 +270,6 @@ struct Calibrate: ParsableCommand {
             }
             print("profile written to   \(path)")
         }
-        var report: VerificationReport?
-        if !noVerify, source.outputUnit == .acceleration {
-            report = try Verifier.verify(result.profile, source: source, plan: options.plan, progress: progress)
-            print(summary(report!))
-        } else if !noVerify {
-            print("verification         needs a sensor: haptic-cal verify \(description.id) --source accelerometer")
-        }
-        if let svg = options.svg {
-            try writeSVG(CalibrationPlots.document(result: result, device: description, unit: source.outputUnit, verification: report), to: svg)
-            print("plots written to     \(svg)")
-        }
     }
 
     func printResult(_ result: CalibrationResult, device: DeviceDescription, unit: OutputUnit) {
@@ -211,10 +277,29 @@ struct Calibrate: ParsableCommand {
         let unitName = unit == .acceleration ? "g" : "(relative)"
         for fit in result.fits {
             let channel = profile.channels[fit.channel]
+            let measurement = result.measurements.first { $0.channel == fit.channel }
             print("\(channel.name) (channel \(fit.channel))")
-            print("  dead zone          \(fixed(channel.deadZone, 4)) of full drive")
-            let at = result.measurements.first { $0.channel == fit.channel }.map { $0.amplitudeFrequency > 0 ? " at \(fixed($0.amplitudeFrequency, 1)) Hz" : "" } ?? ""
+            if channel.deadZone < 0 {
+                print("  dead zone          none: the curve starts at \(fixed(channel.deadZone, 4)), so the smallest drive already gives \(fixed(channel.output(atDrive: .leastNonzeroMagnitude, frequency: 0), 3)) \(unitName)")
+            } else {
+                print("  dead zone          \(fixed(channel.deadZone, 4)) of full drive")
+            }
+            if let start = channel.startDrive {
+                let stop = channel.stopDrive.map { $0 < start ? "; running, down to \(fixed($0, 4)) (hysteresis)" : "" } ?? ""
+                print("  start threshold    \(fixed(start, 4)) from rest\(stop)")
+            }
+            let at = measurement.map { $0.amplitudeFrequency > 0 ? " at \(fixed($0.amplitudeFrequency, 1)) Hz" : "" } ?? ""
             print("  response           exponent \(fixed(channel.responseExponent, 3)), \(fixed(fit.amplitude.fullScale, 3)) \(unitName) at full drive\(at) (fit R² \(fixed(fit.amplitude.rSquared, 4)))")
+            if let saturation = channel.saturationOutput { print("  saturation         levels off at \(fixed(saturation, 3)) \(unitName)") }
+            if let largest = fit.amplitude.residuals.max(by: { abs($0.output) < abs($1.output) }) {
+                print("  residuals          \(fixed(fit.amplitude.relativeResidualRMS * 100, 1)) % rms; largest \(fixed(largest.output, 4)) \(unitName) at drive \(fixed(largest.input, 3))")
+            }
+            if let measurement, measurement.largestSteadyDrive < 1 {
+                print("  measured up to     drive \(fixed(measurement.largestSteadyDrive, 4)) (the most the backend holds steadily): \(fixed(channel.output(atDrive: measurement.largestSteadyDrive, frequency: 0), 3)) \(unitName)")
+            }
+            if let rise = channel.riseTime {
+                print("  timing             spin-up \(fixed(rise * 1000, 0)) ms to 90 %" + (channel.fallTime.map { ", spin-down \(fixed($0 * 1000, 0)) ms to 10 %" } ?? ", did not stop within the capture"))
+            }
             if let resonance = fit.resonance {
                 print("  resonance          \(fixed(resonance.resonantFrequency, 1)) Hz, Q \(fixed(resonance.qFactor, 2)) (fit R² \(fixed(resonance.rSquared, 4)))")
             }
@@ -233,6 +318,7 @@ struct Calibrate: ParsableCommand {
         }
         let tap = profile.transient
         var tapLine = "tap                  \(fixed(tap.duration * 1000, 1)) ms, " + (tap.overdriveGain > 1 ? "kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "no kick")
+        if tap.intensityExponent != 1 { tapLine += ", intensity^\(fixed(tap.intensityExponent, 3))" }
         if let transient = result.transient {
             tapLine += " (peaks within \(fixed(transient.maxError * 100, 1)) % of \(fixed(Calibrator.tapTarget, 2)) × intensity g; \(transient.candidatesTried) shapes tried)"
         } else {
@@ -247,6 +333,7 @@ struct Calibrate: ParsableCommand {
 func summary(_ report: VerificationReport) -> String {
     "verification         tones R² \(fixed(report.toneLinearity.rSquared, 5)), slope \(fixed(report.toneLinearity.slope, 3)); "
         + "mean error \(fixed(report.meanError * 100, 1)) %, largest \(fixed(report.maxError * 100, 1)) % over \(report.all.count) references"
+        + (report.meanError <= CalibrationDiagnosis.maximumMeanError ? "" : " (over the \(fixed(CalibrationDiagnosis.maximumMeanError * 100, 0)) % a profile may have)")
 }
 
 /// `haptic-cal verify DEVICE --source …`: replays reference effects through the device's profile and reports the error.
@@ -387,6 +474,10 @@ struct ShowProfile: ParsableCommand {
             if let q = channel.qFactor { line += ", Q \(fixed(q, 1))" }
             if let band = channel.usableBand { line += ", band \(fixed(band.lowerBound, 1))–\(fixed(band.upperBound, 1)) Hz" }
             if !channel.frequencyResponse.isEmpty { line += ", \(channel.frequencyResponse.count)-point frequency map" }
+            if let saturation = channel.saturationOutput { line += ", levels off at \(fixed(saturation, 3))" }
+            if let start = channel.startDrive { line += ", starts at \(fixed(start, 3))" + (channel.stopDrive.map { $0 < start ? " (runs down to \(fixed($0, 3)))" : "" } ?? "") }
+            if let rise = channel.riseTime { line += ", spin-up \(fixed(rise * 1000, 0)) ms" }
+            if let fall = channel.fallTime { line += ", spin-down \(fixed(fall * 1000, 0)) ms" }
             print(line)
         }
         switch profile.sharpness {
@@ -395,7 +486,9 @@ struct ShowProfile: ParsableCommand {
         case .motorMix(let low, let high): print("  sharpness          motor mix \(profile.channels[low].name) → \(profile.channels[high].name)")
         }
         let tap = profile.transient
-        print("  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : ""))
+        print(
+            "  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "")
+                + (tap.intensityExponent != 1 ? ", intensity^\(fixed(tap.intensityExponent, 3))" : ""))
         print("  limits             rated \(fixed(profile.limits.ratedLevel, 2)), overdrive \(fixed(profile.limits.overdriveLevel, 2))")
     }
 }

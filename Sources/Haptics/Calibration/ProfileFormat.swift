@@ -1,6 +1,6 @@
 import HapticsSupport
 
-/// The calibration-profile file format, version 1: one JSON object per device.
+/// The calibration-profile file format, version 2 (version 1 is still read): one JSON object per device.
 ///
 /// ```json
 /// {
@@ -27,8 +27,10 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1`. A newer version (any larger
-///   whole number, however large) is refused with a message saying so, never half-read.
+/// - `format_version` (required): whole number; this build reads `1` and `2`. A newer version (any
+///   larger whole number, however large) is refused with a message saying so, never half-read.
+///   Version 2 adds the channel keys marked (2) and negative dead zones; a profile that uses none of
+///   them is written as version 1, so older builds keep reading it.
 /// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
 ///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
 ///   default. `device_name`: the name when measured (informational).
@@ -37,7 +39,8 @@ import HapticsSupport
 ///   is informational). Output at drive `d` (0…1) and frequency `f` is
 ///   `full_scale_output × response(f) × ((d − dead_zone) / (1 − dead_zone))^response_exponent`.
 ///   - `name` (required): non-empty string.
-///   - `dead_zone`: drive below which nothing moves, 0…0.9 (default 0).
+///   - `dead_zone`: where the output curve starts, 0…0.9 (default 0); (2) down to −1: negative when
+///     every non-zero drive gives output.
 ///   - `response_exponent`: the curve above the dead zone, 0.2…5 (default 1, linear).
 ///   - `full_scale_output`: output at full drive and the best frequency, in reference units (g of
 ///     peak acceleration when measured with an accelerometer), 0.001…100 (default 1).
@@ -47,11 +50,18 @@ import HapticsSupport
 ///     frequency-to-output-acceleration map (optional; empty or absent means flat).
 ///   - `usable_band_hz`: `[low, high]`, 1 ≤ low < high ≤ 20000: the frequencies sharpness 0…1 spans
 ///     (optional; only for channels whose frequency can be chosen).
+///   - (2) `saturation_output`: the output the curve levels off at, reference units, 0.001…100:
+///     output becomes `x / √(1 + (x / saturation_output)²)` of the curve's `x` (optional).
+///   - (2) `start_drive`: the smallest drive that starts the actuator from rest, 0…1; (2)
+///     `stop_drive`: the smallest that keeps it running, 0…`start_drive` (both optional).
+///   - (2) `rise_time_s`, `fall_time_s`: seconds to 90 % of the steady vibration after a drive
+///     starts, and to 10 % after it ends, 0…10 (optional, measured).
 /// - `sharpness` (required): `{"mapping": "none"}` (one feel), `{"mapping": "frequency"}` (needs a
 ///   channel with `usable_band_hz`), or `{"mapping": "motor_mix", "low_channel": 0, "high_channel": 1}`
 ///   (two different channel indices).
 /// - `transient` (required): `duration_s` 0.001…0.5; `overdrive_gain` 1…4 (default 1);
-///   `overdrive_duration_s` 0…`duration_s` (default 0).
+///   `overdrive_duration_s` 0…`duration_s` (default 0); (2) `intensity_exponent` 0.5…2 (default
+///   1): a tap of intensity `i` plays as intensity `i^intensity_exponent`.
 /// - `limits`: `rated_level` 0.05…1 and `overdrive_level` `rated_level`…1 (both default 1).
 public enum ProfileFormat {
     /// The format version this build writes and reads.
@@ -77,14 +87,23 @@ public enum ProfileFormat {
         public static let transientDuration = 0.001...0.5
         /// Kick gain.
         public static let overdriveGain = 1.0...4.0
+        /// A tap's intensity exponent.
+        public static let intensityExponent = 0.5...2.0
         /// Rated level, 0…1 of full scale.
         public static let ratedLevel = 0.05...1.0
+        /// Dead zone in version 2, where it may be negative.
+        public static let deadZoneVersion2 = -1.0...0.9
+        /// Start and stop drives, 0…1.
+        public static let drive = 0.0...1.0
+        /// Rise and fall times, seconds.
+        public static let time = 0.0...10.0
     }
 
     static let topKeys = ["format_version", "device_id", "device_name", "source", "channels", "sharpness", "transient", "limits"]
     static let channelKeys = [
         "name", "dead_zone", "response_exponent", "full_scale_output", "resonant_frequency_hz", "q_factor", "frequency_response", "usable_band_hz",
     ]
+    static let channelKeysVersion2 = ["saturation_output", "start_drive", "stop_drive", "rise_time_s", "fall_time_s"]
 
     // MARK: - Decoding
 
@@ -135,21 +154,29 @@ public enum ProfileFormat {
                 "expected \(Range.channels.lowerBound)...\(Range.channels.upperBound) channels, found \(channelCursors.count)")
         }
         var channels: [ChannelCalibration] = []
-        for cursor in channelCursors { channels.append(try channel(cursor.object())) }
+        for cursor in channelCursors { channels.append(try channel(cursor.object(), version: Int(version))) }
         let sharpness = try sharpnessMapping(object.required("sharpness"), channels: channels)
-        let transient = try transientShape(object.required("transient").object())
+        let transient = try transientShape(object.required("transient").object(), version: Int(version))
         let limits = try object.optional("limits").map { cursor throws(JSONPathError) in try driveLimits(cursor.object()) } ?? CalibrationProfile.DriveLimits()
         return CalibrationProfile(
             deviceID: deviceID, deviceName: deviceName, source: CalibrationProfile.Source(rawValue: sourceName)!, channels: channels,
             sharpness: sharpness, transient: transient, limits: limits)
     }
 
-    static func channel(_ object: JSONObjectCursor) throws(JSONPathError) -> ChannelCalibration {
-        try object.rejectUnknownKeys(allowed: channelKeys)
+    static func channel(_ object: JSONObjectCursor, version: Int) throws(JSONPathError) -> ChannelCalibration {
+        if version < 2, let key = channelKeysVersion2.first(where: { object.optional($0) != nil }) {
+            throw try object.required(key).error("\(key) needs \"format_version\": 2 (this file says 1)")
+        }
+        try object.rejectUnknownKeys(allowed: channelKeys + (version >= 2 ? channelKeysVersion2 : []))
         let name = try object.required("name").string()
         if name.isEmpty { throw try object.required("name").error("expected a non-empty channel name") }
         var channel = ChannelCalibration(name: name)
-        if let cursor = object.optional("dead_zone") { channel.deadZone = try cursor.number(in: Range.deadZone) }
+        if let cursor = object.optional("dead_zone") { channel.deadZone = try cursor.number(in: version >= 2 ? Range.deadZoneVersion2 : Range.deadZone) }
+        channel.saturationOutput = try object.optional("saturation_output")?.number(in: Range.fullScaleOutput)
+        channel.startDrive = try object.optional("start_drive")?.number(in: Range.drive)
+        if let cursor = object.optional("stop_drive") { channel.stopDrive = try cursor.number(in: 0...(channel.startDrive ?? 1)) }
+        channel.riseTime = try object.optional("rise_time_s")?.number(in: Range.time)
+        channel.fallTime = try object.optional("fall_time_s")?.number(in: Range.time)
         if let cursor = object.optional("response_exponent") { channel.responseExponent = try cursor.number(in: Range.responseExponent) }
         if let cursor = object.optional("full_scale_output") { channel.fullScaleOutput = try cursor.number(in: Range.fullScaleOutput) }
         channel.resonantFrequency = try object.optional("resonant_frequency_hz")?.number(in: Range.frequency)
@@ -210,12 +237,16 @@ public enum ProfileFormat {
         }
     }
 
-    static func transientShape(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.TransientShape {
-        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"])
+    static func transientShape(_ object: JSONObjectCursor, version: Int) throws(JSONPathError) -> CalibrationProfile.TransientShape {
+        if version < 2, let cursor = object.optional("intensity_exponent") {
+            throw cursor.error("intensity_exponent needs \"format_version\": 2 (this file says 1)")
+        }
+        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"] + (version >= 2 ? ["intensity_exponent"] : []))
         let duration = try object.required("duration_s").number(in: Range.transientDuration)
         let gain = try object.optional("overdrive_gain")?.number(in: Range.overdriveGain) ?? 1
         let kick = try object.optional("overdrive_duration_s")?.number(in: 0...duration) ?? 0
-        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick)
+        let exponent = try object.optional("intensity_exponent")?.number(in: Range.intensityExponent) ?? 1
+        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick, intensityExponent: exponent)
     }
 
     static func driveLimits(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.DriveLimits {
@@ -229,7 +260,7 @@ public enum ProfileFormat {
 
     /// The profile as a JSON value, keys in the documented order; optional keys at their default are left out.
     public static func jsonValue(_ profile: CalibrationProfile) -> JSONValue {
-        var top: [(key: String, value: JSONValue)] = [("format_version", .number(Double(version)))]
+        var top: [(key: String, value: JSONValue)] = [("format_version", .number(Double(version(for: profile))))]
         if let id = profile.deviceID { top.append(("device_id", .string(id))) }
         if let name = profile.deviceName { top.append(("device_name", .string(name))) }
         top.append(("source", .string(profile.source.rawValue)))
@@ -242,10 +273,12 @@ public enum ProfileFormat {
             sharpness = ["mapping": .string("motor_mix"), "low_channel": .number(Double(low)), "high_channel": .number(Double(high))]
         }
         top.append(("sharpness", .object(sharpness)))
-        top.append(("transient", .object([
-            "duration_s": .number(profile.transient.duration), "overdrive_gain": .number(profile.transient.overdriveGain),
-            "overdrive_duration_s": .number(profile.transient.overdriveDuration),
-        ])))
+        var transient: [(key: String, value: JSONValue)] = [
+            ("duration_s", .number(profile.transient.duration)), ("overdrive_gain", .number(profile.transient.overdriveGain)),
+            ("overdrive_duration_s", .number(profile.transient.overdriveDuration)),
+        ]
+        if profile.transient.intensityExponent != 1 { transient.append(("intensity_exponent", .number(profile.transient.intensityExponent))) }
+        top.append(("transient", .object(JSONObject(transient))))
         top.append(("limits", .object([
             "rated_level": .number(profile.limits.ratedLevel), "overdrive_level": .number(profile.limits.overdriveLevel),
         ])))
@@ -263,7 +296,22 @@ public enum ProfileFormat {
             members.append(("frequency_response", .array(channel.frequencyResponse.map { .array([.number($0.frequency), .number($0.relativeOutput)]) })))
         }
         if let band = channel.usableBand { members.append(("usable_band_hz", .array([.number(band.lowerBound), .number(band.upperBound)]))) }
+        if let saturation = channel.saturationOutput { members.append(("saturation_output", .number(saturation))) }
+        if let start = channel.startDrive { members.append(("start_drive", .number(start))) }
+        if let stop = channel.stopDrive { members.append(("stop_drive", .number(stop))) }
+        if let rise = channel.riseTime { members.append(("rise_time_s", .number(rise))) }
+        if let fall = channel.fallTime { members.append(("fall_time_s", .number(fall))) }
         return .object(JSONObject(members))
+    }
+
+    /// The oldest format version that holds `profile`: 1 unless it uses what version 2 added, so
+    /// older builds keep reading the profiles they can.
+    public static func version(for profile: CalibrationProfile) -> Int {
+        let needsVersion2 = profile.channels.contains { channel in
+            channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil
+                || channel.riseTime != nil || channel.fallTime != nil
+        }
+        return needsVersion2 || profile.transient.intensityExponent != 1 ? 2 : 1
     }
 
     /// The profile as the text of a profile file: indented by two spaces, arrays of numbers on one

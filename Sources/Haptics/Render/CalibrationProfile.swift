@@ -6,8 +6,8 @@
 /// a calibrated "medium impact" (intensity ≈ 0.6) asks a DualSense and a 175 Hz LRA for the same
 /// physical output. A device that cannot reach the asked output saturates at its rated level.
 public struct CalibrationProfile: Sendable, Hashable {
-    /// The current version of the profile format.
-    public static let formatVersion = 1
+    /// The current version of the profile format (version 1 files are still read).
+    public static let formatVersion = 2
     /// The output intensity 1 asks for, in reference units (g of peak acceleration when measured with an accelerometer).
     public static let referenceOutput = 1.0
 
@@ -45,12 +45,18 @@ public struct CalibrationProfile: Sendable, Hashable {
         public var overdriveGain: Double
         /// How long the kick lasts, in seconds.
         public var overdriveDuration: Double
+        /// A tap of intensity `i` is rendered as intensity `i^intensityExponent` (1: as is), for
+        /// actuators whose short taps grow with drive differently from their steady output (an
+        /// LRA whose resonance moves with amplitude: its steady output bends over at the top, its
+        /// taps do not).
+        public var intensityExponent: Double
 
         /// A transient shape.
-        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0) {
+        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0, intensityExponent: Double = 1) {
             self.duration = duration
             self.overdriveGain = overdriveGain
             self.overdriveDuration = overdriveDuration
+            self.intensityExponent = intensityExponent
         }
     }
 
@@ -100,9 +106,12 @@ public struct CalibrationProfile: Sendable, Hashable {
 
 /// How one channel turns drive into output.
 ///
-/// Output at drive `d` and frequency `f` is
-/// `fullScaleOutput × response(f) × ((d − deadZone) / (1 − deadZone))^responseExponent` above the
-/// dead zone, and nothing below it.
+/// While the actuator runs, output at drive `d` and frequency `f` is
+/// `sat(fullScaleOutput × response(f) × ((d − deadZone) / (1 − deadZone))^responseExponent)` above
+/// the dead zone and nothing below it, where `sat(x) = x / √(1 + (x / saturationOutput)²)` (no
+/// saturation: `sat(x) = x`). A negative dead zone means the smallest drive already gives output
+/// (a backend that lifts every non-zero drive over its board's dead zone). From rest the actuator
+/// starts only at ``startDrive``; once running it keeps going down to ``stopDrive``.
 public struct ChannelCalibration: Sendable, Hashable {
     /// A point of the frequency-to-output map.
     public struct FrequencyPoint: Sendable, Hashable {
@@ -120,7 +129,8 @@ public struct ChannelCalibration: Sendable, Hashable {
 
     /// The channel's name, as the device describes it.
     public var name: String
-    /// Drive level (0 … 1) below which the actuator produces no output.
+    /// Drive level (−1 … 0.9) where the output curve starts: no output below it; negative when
+    /// every non-zero drive gives output.
     public var deadZone: Double
     /// Exponent of the output curve above the dead zone (1 = linear).
     public var responseExponent: Double
@@ -134,12 +144,23 @@ public struct ChannelCalibration: Sendable, Hashable {
     public var frequencyResponse: [FrequencyPoint]
     /// The frequencies sharpness 0 … 1 spans, in Hz; nil when the channel's frequency cannot be chosen.
     public var usableBand: ClosedRange<Double>?
+    /// The output the curve levels off at, in reference units; nil when it does not.
+    public var saturationOutput: Double?
+    /// The smallest drive (0 … 1) that starts the actuator from rest; nil when every drive does.
+    public var startDrive: Double?
+    /// The smallest drive (0 … 1) that keeps a running actuator going; nil when not known.
+    public var stopDrive: Double?
+    /// Seconds from a drive's start to 90 % of the steady vibration (spin-up, ring-up), if measured.
+    public var riseTime: Double?
+    /// Seconds from a drive's end until the vibration falls under 10 % (spin-down, ring-down), if measured.
+    public var fallTime: Double?
 
     /// A channel calibration.
     public init(
         name: String, deadZone: Double = 0, responseExponent: Double = 1, fullScaleOutput: Double = CalibrationProfile.referenceOutput,
         resonantFrequency: Double? = nil, qFactor: Double? = nil, frequencyResponse: [FrequencyPoint] = [],
-        usableBand: ClosedRange<Double>? = nil
+        usableBand: ClosedRange<Double>? = nil, saturationOutput: Double? = nil, startDrive: Double? = nil, stopDrive: Double? = nil,
+        riseTime: Double? = nil, fallTime: Double? = nil
     ) {
         self.name = name
         self.deadZone = deadZone
@@ -149,6 +170,11 @@ public struct ChannelCalibration: Sendable, Hashable {
         self.qFactor = qFactor
         self.frequencyResponse = frequencyResponse
         self.usableBand = usableBand
+        self.saturationOutput = saturationOutput
+        self.startDrive = startDrive
+        self.stopDrive = stopDrive
+        self.riseTime = riseTime
+        self.fallTime = fallTime
     }
 
     /// Output relative to the best frequency at `frequency` (linear between map points, flat outside).
@@ -162,19 +188,31 @@ public struct ChannelCalibration: Sendable, Hashable {
         return a.relativeOutput + (b.relativeOutput - a.relativeOutput) * fraction
     }
 
-    /// The drive level (0 … 1, before limits) that makes `output` reference units at `frequency`;
-    /// 0 for no output, more than 1 when the channel cannot reach it.
+    /// The drive level (0 … 1, before limits) that makes `output` reference units at `frequency`
+    /// on a running actuator; 0 for no output, more than 1 when the channel cannot reach it.
+    ///
+    /// Where every drive gives output (a negative dead zone), an output under what the smallest
+    /// drive gives is rendered as that smallest drive if it asks for at least half of it, else as
+    /// nothing: ``Double/leastNonzeroMagnitude`` stands for "the smallest drive the device has".
     public func drive(forOutput output: Double, at frequency: Double) -> Double {
         guard output > 0 else { return 0 }
+        var target = output
+        if let saturation = saturationOutput, saturation > 0 {
+            guard target < saturation * 0.999 else { return 1 + target / saturation }
+            target /= (1 - (target / saturation) * (target / saturation)).squareRoot()
+        }
         let reachable = fullScaleOutput * max(relativeOutput(at: frequency), 1e-6)
-        let fraction = output / reachable
-        return deadZone + (1 - deadZone) * pow(fraction, 1 / responseExponent)
+        let drive = deadZone + (1 - deadZone) * pow(target / reachable, 1 / responseExponent)
+        guard drive <= 0 else { return drive }
+        return output >= 0.5 * self.output(atDrive: .leastNonzeroMagnitude, frequency: frequency) ? .leastNonzeroMagnitude : 0
     }
 
-    /// The output (reference units) the channel gives at `drive` and `frequency`: the inverse of ``drive(forOutput:at:)``.
+    /// The output (reference units) a running channel gives at `drive` and `frequency`: the inverse of ``drive(forOutput:at:)``.
     public func output(atDrive drive: Double, frequency: Double) -> Double {
-        guard drive > deadZone else { return 0 }
-        return fullScaleOutput * relativeOutput(at: frequency) * pow((drive - deadZone) / (1 - deadZone), responseExponent)
+        guard drive > 0, drive > deadZone else { return 0 }
+        let raw = fullScaleOutput * relativeOutput(at: frequency) * pow((drive - deadZone) / (1 - deadZone), responseExponent)
+        guard let saturation = saturationOutput, saturation > 0 else { return raw }
+        return raw / (1 + (raw / saturation) * (raw / saturation)).squareRoot()
     }
 }
 

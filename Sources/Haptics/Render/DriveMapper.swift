@@ -39,7 +39,11 @@ public struct DriveMapper: Sendable, Hashable {
             // The kick multiplies the part of the drive above the dead zone, so kicked taps stay
             // proportional to intensity.
             let channel = profile.channels[index]
-            let level = channel.drive(forOutput: output, at: frequency)
+            var level = channel.drive(forOutput: output, at: frequency)
+            if level > 0, channel.deadZone < 0 {
+                // The smallest drive gives output here: keep it from rounding to nothing.
+                level = max(level, 1 / Double(max(device.channels[index].amplitudeSteps - 1, 1)))
+            }
             let kicked = level > channel.deadZone ? channel.deadZone + (level - channel.deadZone) * gain : level
             result[index] = ChannelDrive(amplitude: min(kicked, cap), frequency: frequency)
         }

@@ -164,8 +164,9 @@ struct PatternTimeline: Sendable {
                 active = true
                 let kick = age < shape.overdriveDuration
                 let at = event.start
+                let intensity = event.intensity * control(.intensity, at)
                 voices.append(Voice(
-                    intensity: event.intensity * control(.intensity, at),
+                    intensity: shape.intensityExponent == 1 ? intensity : pow(max(intensity, 0), shape.intensityExponent),
                     sharpness: min(max(event.sharpness + control(.sharpness, at), 0), 1),
                     gain: kick ? shape.overdriveGain : 1))
                 next = min(next, event.start + (kick ? shape.overdriveDuration : shape.duration))

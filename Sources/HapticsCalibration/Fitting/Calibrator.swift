@@ -20,6 +20,20 @@ public struct ChannelFit: Sendable, Hashable {
     public var tapConsistency: [ResponsePoint]
     /// The band sharpness spans: the reach band narrowed to where taps stay consistent, Hz.
     public var usableBand: ClosedRange<Double>?
+
+    /// A fit of `channel`.
+    public init(
+        channel: Int, amplitude: AmplitudeFit, resonance: ResonanceFit? = nil, frequencyMap: [ResponsePoint] = [], reachBand: ClosedRange<Double>? = nil,
+        tapConsistency: [ResponsePoint] = [], usableBand: ClosedRange<Double>? = nil
+    ) {
+        self.channel = channel
+        self.amplitude = amplitude
+        self.resonance = resonance
+        self.frequencyMap = frequencyMap
+        self.reachBand = reachBand
+        self.tapConsistency = tapConsistency
+        self.usableBand = usableBand
+    }
 }
 
 /// The tap shape chosen, and how close its taps come to the outputs they ask for.
@@ -44,6 +58,13 @@ public struct CalibrationResult: Sendable {
     public var transient: TransientFit?
     /// Things the user should know (a channel too weak for the reference output, a narrow band).
     public var notes: [String]
+    /// The verification of the profile, for sources that can measure outputs.
+    public var verification: VerificationReport?
+    /// Why the profile should not be written (a poor fit, a large verification error), or nil.
+    public var diagnosis: CalibrationDiagnosis?
+
+    /// Whether the profile passed the quality gates (``CalibrationDiagnosis``).
+    public var isAccepted: Bool { diagnosis == nil }
 }
 
 /// Turns measurements into a profile: amplitude response (dead zone, curve, full scale), resonance
@@ -80,28 +101,47 @@ public struct Calibrator: Sendable {
         self.plan = plan
     }
 
-    /// Measures `source`'s device and fits its profile.
-    public func calibrate(_ source: MeasurementSource, progress: ProgressReporter = SilentProgress()) throws(CalibrationError) -> CalibrationResult {
+    /// Measures `source`'s device, fits its profile and, for sensor sources and when `verify` is
+    /// set, verifies it; the result's ``CalibrationResult/diagnosis`` says if it fails the quality
+    /// gates (``CalibrationDiagnosis``) and should not be written.
+    public func calibrate(_ source: MeasurementSource, verify: Bool = true, progress: ProgressReporter = SilentProgress()) throws(CalibrationError)
+        -> CalibrationResult
+    {
         let device = source.device
-        let measurements = try source.measureChannels(plan: plan, progress: progress)
+        var measurements = try source.measureChannels(plan: plan, progress: progress)
+        let envelope = (source as? any VibrationSensorSource)?.envelope
         var profile = CalibrationProfile.uncalibrated(for: device)
         profile.deviceID = device.id
         profile.deviceName = device.name
         profile.source = source.method
-        profile.limits = CalibrationProfile.DriveLimits()
+        // In amplitudes, as the engine sends them: the backend lifts and limits them itself.
+        profile.limits = CalibrationProfile.DriveLimits(
+            ratedLevel: max(envelope?.steadyAmplitudeLimit ?? 1, ProfileFormat.Range.ratedLevel.lowerBound),
+            overdriveLevel: envelope?.kickAmplitudeLimit ?? 1)
         var fits: [ChannelFit] = []
         var notes: [String] = []
         for measurement in measurements {
             let fit = try fitChannel(measurement, device: device, unit: source.outputUnit)
             let description = device.channels[measurement.channel]
+            let amplitude = fit.amplitude
             profile.channels[measurement.channel] = ChannelCalibration(
-                name: description.name, deadZone: fit.amplitude.deadZone, responseExponent: fit.amplitude.exponent,
-                fullScaleOutput: fit.amplitude.fullScale, resonantFrequency: fit.resonance?.resonantFrequency, qFactor: fit.resonance?.qFactor,
-                frequencyResponse: fit.frequencyMap.map { .init(frequency: $0.input, relativeOutput: $0.output) }, usableBand: fit.reachBand)
-            if fit.amplitude.fullScale < CalibrationProfile.referenceOutput {
+                name: description.name, deadZone: amplitude.deadZone, responseExponent: amplitude.exponent, fullScaleOutput: amplitude.fullScale,
+                resonantFrequency: fit.resonance?.resonantFrequency, qFactor: fit.resonance?.qFactor,
+                frequencyResponse: fit.frequencyMap.map { .init(frequency: $0.input, relativeOutput: $0.output) }, usableBand: fit.reachBand,
+                saturationOutput: amplitude.saturation, startDrive: amplitude.startDrive,
+                stopDrive: amplitude.startDrive.flatMap { start in amplitude.stopDrive.map { min($0, start) } },
+                riseTime: measurement.timing?.rise, fallTime: measurement.timing?.fall)
+            let reach = profile.channels[measurement.channel].output(atDrive: measurement.largestSteadyDrive, frequency: 0)
+            if reach < CalibrationProfile.referenceOutput {
                 notes.append(
-                    "\(description.name) peaks at \(format(fit.amplitude.fullScale)) \(unitName(source.outputUnit)) at full drive: "
-                        + "intensities above \(format(fit.amplitude.fullScale / CalibrationProfile.referenceOutput)) saturate")
+                    "\(description.name) reaches \(format(reach)) \(unitName(source.outputUnit)) at its largest steady drive: "
+                        + "intensities above \(format(reach / CalibrationProfile.referenceOutput)) saturate")
+            }
+            if let start = amplitude.startDrive {
+                let stop = amplitude.stopDrive.map { min($0, start) } ?? start
+                notes.append(
+                    "\(description.name) starts from rest only at drive \(format(start))"
+                        + (stop < start ? "; once running it keeps going down to \(format(stop)) (hysteresis)" : ""))
             }
             fits.append(fit)
         }
@@ -114,19 +154,40 @@ public struct Calibrator: Sendable {
                 for index in fits.indices where fits[index].reachBand != nil {
                     try narrowBand(&fits[index], profile: &profile, source: source, progress: progress)
                 }
+                dropNarrowBands(&profile)
                 profile.sharpness = sharpnessMapping(profile: profile, measurements: measurements, device: device)
             }
-            let search = try fitTransient(profile: profile, source: source, progress: progress)
+            // A channel left without a band plays at its own frequency: measure its curve there, not
+            // where the sweep found the most output (a resonance that moves with amplitude makes
+            // the two curves differ).
+            if let sensor = source as? any VibrationSensorSource {
+                for index in fits.indices {
+                    let channel = fits[index].channel
+                    guard device.channels[channel].frequencyRange != nil, profile.channels[channel].usableBand == nil,
+                        let measurementIndex = measurements.firstIndex(where: { $0.channel == channel }), measurements[measurementIndex].amplitudeFrequency > 0
+                    else { continue }
+                    measurements[measurementIndex] = try sensor.remeasureAmplitude(measurements[measurementIndex], frequency: 0, plan: plan, progress: progress)
+                    let refit = try fitChannel(measurements[measurementIndex], device: device, unit: source.outputUnit)
+                    fits[index].amplitude = refit.amplitude
+                    let amplitude = refit.amplitude
+                    profile.channels[channel].deadZone = amplitude.deadZone
+                    profile.channels[channel].responseExponent = amplitude.exponent
+                    profile.channels[channel].fullScaleOutput = amplitude.fullScale
+                    profile.channels[channel].saturationOutput = amplitude.saturation
+                    profile.channels[channel].startDrive = amplitude.startDrive
+                    profile.channels[channel].stopDrive = amplitude.startDrive.flatMap { start in amplitude.stopDrive.map { min($0, start) } }
+                    // The map stays for reference, relative to where the device now plays.
+                    profile.channels[channel].frequencyResponse = []
+                }
+            }
+            let search = try fitTransient(profile: profile, source: source, envelope: envelope, progress: progress)
             profile.transient = search.shape
             transient = search
             if search.maxError > 0.15 {
                 notes.append("taps come within \(Int((search.maxError * 100).rounded())) % of their target at best; this actuator is slow for short taps")
             }
         }
-        // A band under 2 % wide plays as one frequency: the channel's own (sharpness is not rendered there).
-        for index in profile.channels.indices {
-            if let band = profile.channels[index].usableBand, band.upperBound < band.lowerBound * 1.02 { profile.channels[index].usableBand = nil }
-        }
+        dropNarrowBands(&profile)
         if profile.sharpness == .frequency, !profile.channels.contains(where: { $0.usableBand != nil }) {
             profile.sharpness = sharpnessMapping(profile: profile, measurements: measurements, device: device)
         }
@@ -140,7 +201,24 @@ public struct Calibrator: Sendable {
                 "\(device.channels[fit.channel].name): sharpness spans \(span): off resonance a tap would not match a tone "
                     + "(Q \(format(Self.round(fit.resonance?.qFactor ?? 0, 1))))")
         }
-        return CalibrationResult(profile: Self.rounded(profile), measurements: measurements, fits: fits, transient: transient, notes: notes)
+        let final = Self.rounded(profile)
+        var verification: VerificationReport?
+        if verify, source.outputUnit == .acceleration {
+            verification = try Verifier.verify(final, source: source, plan: plan, progress: progress)
+        }
+        // The gates apply to what a sensor measured; a person's few answers make no R² worth gating on.
+        let diagnosis =
+            source.outputUnit == .acceleration
+            ? CalibrationDiagnosis.check(fits: fits, measurements: measurements, verification: verification, device: device.id) : nil
+        return CalibrationResult(
+            profile: final, measurements: measurements, fits: fits, transient: transient, notes: notes, verification: verification, diagnosis: diagnosis)
+    }
+
+    /// A band under 2 % wide plays as one frequency: the channel's own (sharpness is not rendered there).
+    func dropNarrowBands(_ profile: inout CalibrationProfile) {
+        for index in profile.channels.indices {
+            if let band = profile.channels[index].usableBand, band.upperBound < band.lowerBound * 1.02 { profile.channels[index].usableBand = nil }
+        }
     }
 
     func unitName(_ unit: OutputUnit) -> String { unit == .acceleration ? "g" : "(relative)" }
@@ -148,8 +226,15 @@ public struct Calibrator: Sendable {
     /// Fits one channel: amplitude, resonance, frequency map, reach band.
     func fitChannel(_ measurement: ChannelMeasurement, device: DeviceDescription, unit: OutputUnit) throws(CalibrationError) -> ChannelFit {
         let name = device.channels[measurement.channel].name
-        guard let amplitude = ResponseFitting.fitAmplitude(measurement.amplitude, noiseFloor: measurement.noiseFloor, deadZone: measurement.threshold)
-        else {
+        // A person's threshold fixes the dead zone; a sensor's sweep says where the curve starts, and
+        // whether the actuator needs more to start than to keep going.
+        let fitted =
+            measurement.threshold != nil
+            ? ResponseFitting.fitAmplitude(measurement.amplitude, noiseFloor: measurement.noiseFloor, deadZone: measurement.threshold)
+            : ResponseFitting.fitResponse(
+                fromRest: measurement.amplitude, running: measurement.runningAmplitude, noiseFloor: measurement.noiseFloor,
+                lowestStart: measurement.amplitudeOffset < 1 ? -measurement.amplitudeOffset / (1 - measurement.amplitudeOffset) : 0)
+        guard let amplitude = fitted else {
             let peak = measurement.amplitude.map(\.output).max() ?? 0
             throw .measurement(
                 "no output above the noise on \(name) (largest \(format(peak)), noise \(format(measurement.noiseFloor))); "
@@ -170,7 +255,10 @@ public struct Calibrator: Sendable {
         let calibration = ChannelCalibration(
             name: name, frequencyResponse: fit.frequencyMap.map { .init(frequency: $0.input, relativeOutput: $0.output) })
         let relative = calibration.relativeOutput(at: measurement.amplitudeFrequency)
-        if measurement.amplitudeFrequency > 0, relative > 0.05 { fit.amplitude.fullScale /= relative }
+        if measurement.amplitudeFrequency > 0, relative > 0.05 {
+            fit.amplitude.fullScale /= relative
+            fit.amplitude.saturation = fit.amplitude.saturation.map { $0 / relative }
+        }
         let fullScale = fit.amplitude.fullScale
         let target = min(CalibrationProfile.referenceOutput, 0.5 * fullScale)
         fit.reachBand = ResponseFitting.band(
@@ -235,11 +323,19 @@ public struct Calibrator: Sendable {
         profile.channels[fit.channel].usableBand = fit.usableBand
     }
 
-    /// Durations to try, seconds: 8–20 ms in 1 ms steps on resonant actuators, 20–150 ms in 5 ms
-    /// steps on motors, never under two of the device's update intervals.
+    /// Durations to try, seconds: 8–20 ms in 1 ms steps on resonant actuators; on motors from 20 ms
+    /// to 150 ms, or to the measured spin-up time when that is longer (up to 300 ms), in 26 steps;
+    /// never under two of the device's update intervals.
     func candidateDurations(profile: CalibrationProfile, device: DeviceDescription) -> [Double] {
         let resonant = profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator)
-        let list = resonant ? stride(from: 8, through: 20, by: 1).map { Double($0) / 1000 } : stride(from: 20, through: 150, by: 5).map { Double($0) / 1000 }
+        let list: [Double]
+        if resonant {
+            list = stride(from: 8, through: 20, by: 1).map { Double($0) / 1000 }
+        } else {
+            let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
+            let longest = min(max(0.150, rise), 0.300)
+            list = stride(from: 0.020, through: longest + 1e-9, by: (longest - 0.020) / 26).map { ($0 * 1000).rounded() / 1000 }
+        }
         let floor = 2 * device.minimumUpdateInterval
         return Array(Set(list.map { max($0, floor) })).sorted()
     }
@@ -248,55 +344,107 @@ public struct Calibrator: Sendable {
     /// targets: every duration without a kick first (a tap without a kick scales exactly with its
     /// drive, so it keeps intensity linear), then, only if none comes within ``bandTolerance``,
     /// kicks around the two best durations.
-    func fitTransient(profile: CalibrationProfile, source: MeasurementSource, progress: ProgressReporter) throws(CalibrationError) -> TransientFit {
+    func fitTransient(profile: CalibrationProfile, source: MeasurementSource, envelope: DriveEnvelope?, progress: ProgressReporter) throws(CalibrationError)
+        -> TransientFit
+    {
         let device = source.device
         let sharpnesses: [Double] = profile.sharpness == .none ? [0.5] : plan.tapSharpnesses
         let grid = plan.tapIntensities.flatMap { intensity in sharpnesses.map { (intensity, $0) } }
         let all = candidateDurations(profile: profile, device: device)
-        // With a stride, keep every n-th duration, always including the longest.
-        let durations = all.enumerated().filter { $0.offset % plan.tapDurationStride == 0 || $0.offset == all.count - 1 }.map(\.element)
+        // About seven durations across the range first (or every n-th with the plan's stride, if
+        // sparser), then the one where the peaks cross their targets, found by interpolation.
+        let stride = max(plan.tapDurationStride, Int((Double(all.count) / 7).rounded(.up)))
+        let durations = all.enumerated().filter { $0.offset % stride == 0 || $0.offset == all.count - 1 }.map(\.element)
         let interval = max(device.minimumUpdateInterval, 0.001)
         var tried = 0
-        var total = durations.count
+        var total = durations.count + 1
 
-        func error(of shape: CalibrationProfile.TransientShape) throws(CalibrationError) -> Double {
+        /// The worst relative error over the grid, and the mean ratio of peak to target.
+        func trial(_ shape: CalibrationProfile.TransientShape) throws(CalibrationError) -> (shape: CalibrationProfile.TransientShape, error: Double, ratio: Double) {
             var trial = profile
             trial.transient = shape
             let stimuli = grid.map { Stimulus.tap(intensity: $0.0, sharpness: $0.1, captureLength: shape.duration + plan.tapCapture) }
             tried += 1
             progress.report(phase: "tap shape", done: min(tried, total), total: total)
-            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return .infinity }
-            return zip(grid, peaks).map { abs($1 / (Self.tapTarget * $0.0 * CalibrationProfile.referenceOutput) - 1) }.max() ?? .infinity
+            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return (shape, .infinity, .nan) }
+            let ratios = zip(grid, peaks).map { $1 / (Self.tapTarget * $0.0 * CalibrationProfile.referenceOutput) }
+            // Taps that grow with intensity as i^γ (γ ≠ 1: not like the steady output the curve
+            // was fitted to) are played at intensity i^(1/γ); what that does to each ratio follows.
+            var fitted = shape
+            var adjusted = ratios
+            if let growth = Self.growth(intensities: grid.map(\.0), ratios: ratios) {
+                let exponent = min(max(1 / growth, ProfileFormat.Range.intensityExponent.lowerBound), ProfileFormat.Range.intensityExponent.upperBound)
+                if abs(exponent - 1) >= 0.03 {
+                    fitted.intensityExponent = Self.round(exponent, 3)
+                    adjusted = zip(grid, ratios).map { $1 * pow($0.0, growth * (fitted.intensityExponent - 1)) }
+                }
+            }
+            return (fitted, adjusted.map { abs($0 - 1) }.max() ?? .infinity, adjusted.reduce(0, +) / Double(max(adjusted.count, 1)))
         }
 
-        var results: [(shape: CalibrationProfile.TransientShape, error: Double)] = []
-        for duration in durations {
-            let shape = CalibrationProfile.TransientShape(duration: duration)
-            results.append((shape, try error(of: shape)))
+        /// Where `ratio` crosses 1 between two neighbouring `values` of a family of shapes, by linear interpolation.
+        func crossing(_ family: [(value: Double, ratio: Double)]) -> Double? {
+            let sorted = family.filter { $0.ratio.isFinite }.sorted { $0.value < $1.value }
+            for (a, b) in zip(sorted, sorted.dropFirst()) where (a.ratio - 1) * (b.ratio - 1) <= 0 && a.ratio != b.ratio {
+                return a.value + (b.value - a.value) * (1 - a.ratio) / (b.ratio - a.ratio)
+            }
+            return nil
+        }
+
+        var results: [(shape: CalibrationProfile.TransientShape, error: Double, ratio: Double)] = []
+        for duration in durations { results.append(try trial(CalibrationProfile.TransientShape(duration: duration))) }
+        if let target = crossing(results.map { ($0.shape.duration, $0.ratio) }) {
+            let duration = max((target / interval).rounded() * interval, all.first ?? interval)
+            if !results.contains(where: { $0.shape.duration == duration }) { results.append(try trial(CalibrationProfile.TransientShape(duration: duration))) }
         }
         if (results.map(\.error).min() ?? .infinity) > Self.bandTolerance {
             let bestDurations = results.sorted { $0.error < $1.error }.prefix(2).map(\.shape.duration)
-            total += bestDurations.count * plan.kickGains.count * plan.kickFractions.count
+            total += bestDurations.count * (plan.kickGains.count + 1) * plan.kickFractions.count
             for duration in bestDurations {
                 var kicks: Set<Double> = []
+                // A kick longer than the backend's kick window would be cut to the rated level.
+                let longestKick = envelope.map { min(duration, $0.kickDuration) } ?? duration
                 for fraction in plan.kickFractions {
-                    kicks.insert(min(max((duration * fraction / interval).rounded() * interval, interval), duration))
+                    kicks.insert(min(max((duration * fraction / interval).rounded() * interval, interval), longestKick))
                 }
-                for gain in plan.kickGains {
-                    for kick in kicks.sorted() {
-                        let shape = CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick)
-                        results.append((shape, try error(of: shape)))
+                for kick in kicks.sorted() {
+                    var family: [(value: Double, ratio: Double)] = []
+                    for gain in plan.kickGains {
+                        let result = try trial(CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick))
+                        results.append(result)
+                        family.append((gain, result.ratio))
+                    }
+                    // The gain where this kick's peaks cross their targets.
+                    if let gain = crossing(family).map({ ($0 * 100).rounded() / 100 }), gain > 1, !plan.kickGains.contains(gain) {
+                        results.append(try trial(CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick)))
                     }
                 }
             }
         }
-        progress.report(phase: "tap shape", done: total, total: total)
         // The smallest error wins; within half a percent, the gentler and shorter shape.
         let smallest = results.map(\.error).min() ?? .infinity
-        let chosen = results.filter { $0.error <= smallest + 0.005 }.min { a, b in
+        var chosen = results.filter { $0.error <= smallest + 0.005 }.min { a, b in
             (a.shape.overdriveGain, a.shape.duration, a.shape.overdriveDuration) < (b.shape.overdriveGain, b.shape.duration, b.shape.overdriveDuration)
         }!
+        // The winner of many noisy trials looks better than it is: measure it again, and take the
+        // shape's intensity exponent and error from both measurements together.
+        var base = chosen.shape
+        base.intensityExponent = 1
+        let again = try trial(base)
+        let firstExponent = chosen.shape.intensityExponent, secondExponent = again.shape.intensityExponent
+        chosen.shape.intensityExponent = Self.round((firstExponent + secondExponent) / 2, 3)
+        chosen.error = (chosen.error + again.error) / 2
+        progress.report(phase: "tap shape", done: total, total: total)
         return TransientFit(shape: chosen.shape, maxError: chosen.error, candidatesTried: tried)
+    }
+
+    /// γ in "a tap's peak grows as intensity^γ", from its peak-to-target ratios at `intensities`
+    /// (a least-squares line through log ratio against log intensity has slope γ − 1); nil with
+    /// fewer than two intensities.
+    static func growth(intensities: [Double], ratios: [Double]) -> Double? {
+        let points = zip(intensities, ratios).filter { $0 > 0 && $1 > 0 }.map { (x: log($0), y: log($1)) }
+        guard Set(points.map(\.x)).count >= 2 else { return nil }
+        return 1 + LinearFit(points).slope
     }
 
     /// The profile with its numbers rounded to what the measurements support (so the file and the
@@ -312,11 +460,19 @@ public struct Calibrator: Sendable {
             channel.qFactor = channel.qFactor.map { round($0, 2) }
             channel.usableBand = channel.usableBand.map { round($0.lowerBound, 1)...round($0.upperBound, 1) }
             if let band = channel.usableBand, band.upperBound <= band.lowerBound { channel.usableBand = nil }
+            channel.saturationOutput = channel.saturationOutput.map { max(round($0, 4), 0.001) }
+            channel.startDrive = channel.startDrive.map { round($0, 4) }
+            channel.stopDrive = channel.stopDrive.map { round($0, 4) }
+            channel.riseTime = channel.riseTime.map { round($0, 4) }
+            channel.fallTime = channel.fallTime.map { round($0, 4) }
             return channel
         }
+        // Rounded down: a rated level a hair above the backend's would be clipped by it.
+        result.limits = CalibrationProfile.DriveLimits(
+            ratedLevel: (profile.limits.ratedLevel * 10000).rounded(.down) / 10000, overdriveLevel: (profile.limits.overdriveLevel * 10000).rounded(.down) / 10000)
         result.transient = CalibrationProfile.TransientShape(
             duration: round(profile.transient.duration, 4), overdriveGain: round(profile.transient.overdriveGain, 3),
-            overdriveDuration: round(profile.transient.overdriveDuration, 4))
+            overdriveDuration: round(profile.transient.overdriveDuration, 4), intensityExponent: round(profile.transient.intensityExponent, 3))
         return result
     }
 

@@ -2,21 +2,63 @@
 import Glibc
 #endif
 
-/// The amplitude response fitted to (drive, output) points:
-/// `output = fullScale × ((drive − deadZone) / (1 − deadZone))^exponent` above the dead zone, 0 below.
+/// The amplitude response fitted to (drive, output) points.
+///
+/// While the actuator runs, the output at drive `d` is
+/// `sat(fullScale × ((d − deadZone) / (1 − deadZone))^exponent)` with
+/// `sat(x) = x / √(1 + (x/saturation)²)` (no saturation: `sat(x) = x`). The dead zone is where
+/// the curve starts: negative when the smallest drive already gives output (a backend that lifts
+/// every drive over its board's dead zone). From rest the actuator starts only at ``startDrive``;
+/// once running it keeps going down to ``stopDrive`` (stiction: a start threshold with hysteresis).
 public struct AmplitudeFit: Sendable, Hashable {
-    /// Drive (0…1) below which there is no output.
+    /// Where the curve starts (drive, may be negative).
     public var deadZone: Double
-    /// Exponent of the curve above the dead zone.
+    /// Exponent of the curve (2 for an ERM whose speed follows the drive: output grows with its square).
     public var exponent: Double
-    /// Output at full drive, in the measurement's unit.
+    /// Output of the unsaturated curve at full drive, in the measurement's unit.
     public var fullScale: Double
     /// R² of the fit on the measured outputs, 0…1.
     public var rSquared: Double
+    /// The output the curve levels off at; nil when it does not within the measurements.
+    public var saturation: Double?
+    /// The smallest drive that starts the actuator from rest; nil when every drive measured does.
+    public var startDrive: Double?
+    /// The smallest drive that keeps a running actuator going; nil when not measured below the start.
+    public var stopDrive: Double?
+    /// Measured minus fitted output at each point the curve was fitted to, in the measurement's unit.
+    public var residuals: [ResponsePoint] = []
 
-    /// The fitted output at `drive` (without noise).
+    /// A fit.
+    public init(
+        deadZone: Double, exponent: Double, fullScale: Double, rSquared: Double, saturation: Double? = nil, startDrive: Double? = nil,
+        stopDrive: Double? = nil, residuals: [ResponsePoint] = []
+    ) {
+        self.deadZone = deadZone
+        self.exponent = exponent
+        self.fullScale = fullScale
+        self.rSquared = rSquared
+        self.saturation = saturation
+        self.startDrive = startDrive
+        self.stopDrive = stopDrive
+        self.residuals = residuals
+    }
+
+    /// The fitted output at `drive` while running (without noise).
     public func output(atDrive drive: Double) -> Double {
-        drive > deadZone ? fullScale * pow((drive - deadZone) / (1 - deadZone), exponent) : 0
+        guard drive > 0, drive > deadZone else { return 0 }
+        let raw = fullScale * pow((drive - deadZone) / (1 - deadZone), exponent)
+        guard let saturation else { return raw }
+        return raw / (1 + (raw / saturation) * (raw / saturation)).squareRoot()
+    }
+
+    /// The root-mean-square of the residuals relative to the fitted outputs (0.02 = 2 %).
+    public var relativeResidualRMS: Double {
+        let relative = residuals.compactMap { point -> Double? in
+            let fitted = output(atDrive: point.input)
+            return fitted > 0 ? point.output / fitted : nil
+        }
+        guard !relative.isEmpty else { return 0 }
+        return (relative.map { $0 * $0 }.reduce(0, +) / Double(relative.count)).squareRoot()
     }
 }
 
@@ -104,6 +146,115 @@ public enum ResponseFitting {
         }
         return AmplitudeFit(
             deadZone: fit.deadZone, exponent: fit.exponent, fullScale: fit.fullScale, rSquared: rSquared(points.map(\.output), predicted))
+    }
+
+    /// Fits the running curve (where it starts, its exponent, full scale and saturation), the
+    /// start threshold from rest and the stop threshold while running to an amplitude sweep made
+    /// from rest (`fromRest`) and, where some drives did not start the actuator, the same drives
+    /// reached while it ran (`running`). Every output includes `noiseFloor` (the output at drive 0)
+    /// added in power.
+    ///
+    /// Each way of splitting the low drives into "did not move" and "moved" is tried (only drives
+    /// whose output is within 3× the noise may be "did not move"); for each, the curve is fitted
+    /// to the drives that moved, on a log scale (so the small outputs near the start count as much
+    /// as the large ones), by a grid search refined around its best point, while the others are
+    /// predicted as noise. The split and curve with the smallest total misfit win. A saturation is
+    /// kept only if it cuts the misfit by 30 %: noise alone should not bend the curve.
+    /// - Parameter lowestStart: the lowest the curve may start (drive): below 0 only when the backend
+    ///   lifts drives over an offset `o` (a motor may then turn at any drive: down to −o/(1 − o),
+    ///   where it would turn with no voltage at all); 0 for a backend that passes drives through, whose
+    ///   actuator cannot give output at drive 0.
+    public static func fitResponse(fromRest: [ResponsePoint], running: [ResponsePoint] = [], noiseFloor: Double, lowestStart: Double = 0)
+        -> AmplitudeFit?
+    {
+        let lowestStart = min(max(lowestStart, -1), 0)
+        let up = fromRest.filter { $0.input > 0 }.sorted { $0.input < $1.input }
+        let down = running.filter { $0.input > 0 }.sorted { $0.input < $1.input }
+        let largest = (up + down).map(\.output).max() ?? 0
+        guard largest > 0, up.count >= 3 else { return nil }
+        let floor = max(noiseFloor, largest * 1e-4)
+        let quiet = 3 * floor
+        let startChoices = [0] + Array(1...up.count).filter { k in up[..<k].allSatisfy { $0.output < quiet } && k < up.count - 1 }
+        let stopChoices = down.isEmpty ? [0] : [0] + Array(1...down.count).filter { j in down[..<j].allSatisfy { $0.output < quiet } }
+
+        struct Candidate {
+            var cost: Double
+            var start: Int, stop: Int
+            var deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double
+        }
+        // The best split and curve with and without a saturation, each refined, then compared.
+        var best: [Bool: Candidate] = [:]
+        for start in startChoices {
+            for stop in stopChoices {
+                let moving = Array(up[start...]) + Array(down[stop...])
+                let silent = Array(up[..<start]) + Array(down[..<stop])
+                guard moving.count >= 2, moving.contains(where: { $0.output > quiet }) else { continue }
+                var silentCost = 0.0
+                for point in silent {
+                    let error = log(max(point.output, floor * 0.1)) - log(floor)
+                    silentCost += error * error
+                }
+                let lowest = moving.map(\.input).min()!
+                // Coarse where the curve may start far below the drives (an offset), finer near them.
+                let deadZones = (stride(from: lowestStart, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
+                    + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003]).filter { $0 >= lowestStart }
+                let search = CurveSearch(points: moving, floor: floor)
+                for saturation in [nil] + [1.0, 1.3, 1.7, 2.5, 4].map({ $0 * largest }) as [Double?] {
+                    guard
+                        let found = search.best(
+                            deadZones: deadZones, exponents: stride(from: 0.4, through: 4.0, by: 0.1).map { $0 }, saturations: [saturation])
+                    else { continue }
+                    let candidate = Candidate(
+                        cost: found.cost + silentCost, start: start, stop: stop, deadZone: found.deadZone, exponent: found.exponent, saturation: saturation,
+                        fullScale: found.fullScale)
+                    let family = saturation != nil
+                    if best[family] == nil || candidate.cost < best[family]!.cost { best[family] = candidate }
+                }
+            }
+        }
+        func refine(_ candidate: Candidate) -> Candidate {
+            let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
+            let lowest = moving.map(\.input).min()!
+            let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter {
+                $0 >= lowestStart && $0 < lowest - 0.001
+            }
+            let exponents = stride(from: candidate.exponent - 0.12, through: candidate.exponent + 0.12, by: 0.01).filter { $0 >= 0.3 && $0 <= 5 }
+            let saturations: [Double?] = candidate.saturation.map { value in (-6...6).map { value * exp(Double($0) * 0.05) } } ?? [nil]
+            guard let found = CurveSearch(points: moving, floor: floor).best(deadZones: deadZones, exponents: exponents, saturations: saturations) else {
+                return candidate
+            }
+            var refined = candidate
+            refined.cost += found.cost - CurveSearch(points: moving, floor: floor).cost(
+                deadZone: candidate.deadZone, exponent: candidate.exponent, saturation: candidate.saturation, fullScale: candidate.fullScale)
+            refined.deadZone = found.deadZone
+            refined.exponent = found.exponent
+            refined.saturation = found.saturation
+            refined.fullScale = found.fullScale
+            return refined
+        }
+        let plain = best[false].map(refine), bent = best[true].map(refine)
+        // A saturation must earn its place: noise alone should not bend the curve.
+        guard var chosen = plain ?? bent else { return nil }
+        if let bent, let plain, bent.cost < 0.7 * plain.cost { chosen = bent }
+
+        let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
+        let start = chosen.start > 0 ? up[chosen.start].input : nil
+        // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
+        // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
+        let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
+        let running = down.filter { point in
+            point.output * point.output > 1.6 * floor * floor && point.output > 1.3 * (fromRest[point.input] ?? floor)
+        }
+        var fit = AmplitudeFit(
+            deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,
+            startDrive: start, stopDrive: start.map { start in min(running.map(\.input).min() ?? start, start) })
+        let predicted = moving.map { point -> Double in
+            let value = fit.output(atDrive: point.input)
+            return (value * value + floor * floor).squareRoot()
+        }
+        fit.rSquared = rSquared(moving.map(\.output), predicted)
+        fit.residuals = zip(moving, predicted).map { ResponsePoint(input: $0.input, output: $0.output - $1) }.sorted { $0.input < $1.input }
+        return fit
     }
 
     /// Fits f₀, Q and the peak to a frequency sweep (frequency in Hz, output), with `noiseFloor`
@@ -218,5 +369,85 @@ public enum ResponseFitting {
         guard a > b else { return inside.input }
         let fraction = a / (a - b)
         return inside.input + (outside.input - inside.input) * min(max(fraction, 0), 1)
+    }
+}
+
+/// A grid search for the running curve over the points that moved; the full scale of each
+/// candidate is solved for (in closed form, or by a few fixed-point steps under saturation).
+struct CurveSearch {
+    let drives: [Double]
+    let logs: [Double]
+    let signal: [Bool]
+    let floor: Double
+
+    init(points: [ResponsePoint], floor: Double) {
+        drives = points.map(\.input)
+        logs = points.map { log(max($0.output, floor * 0.1)) }
+        signal = points.map { $0.output > 3 * floor }
+        self.floor = floor
+    }
+
+    /// The misfit of one curve.
+    func cost(deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double) -> Double {
+        var cost = 0.0
+        for index in drives.indices {
+            let u = (drives[index] - deadZone) / (1 - deadZone)
+            var model = u > 0 ? fullScale * pow(u, exponent) : 0
+            if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
+            let error = 0.5 * log(model * model + floor * floor) - logs[index]
+            cost += error * error
+        }
+        return cost
+    }
+
+    func best(deadZones: [Double], exponents: [Double], saturations: [Double?]) -> (
+        cost: Double, deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double
+    )? {
+        var best: (cost: Double, deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double)?
+        let count = drives.count
+        let floorSquared = floor * floor
+        var logU = [Double](repeating: 0, count: count)
+        for deadZone in deadZones {
+            var valid = true
+            for index in 0..<count {
+                let u = (drives[index] - deadZone) / (1 - deadZone)
+                if u <= 0 { valid = false; break }
+                logU[index] = log(u)
+            }
+            guard valid else { continue }
+            for exponent in exponents {
+                for saturation in saturations {
+                    // log(fullScale): the mean offset over points clearly above the noise.
+                    var offset = 0.0, counted = 0.0
+                    for index in 0..<count where signal[index] {
+                        offset += logs[index] - exponent * logU[index]
+                        counted += 1
+                    }
+                    guard counted >= 2 else { continue }
+                    var logScale = offset / counted
+                    if let saturation {
+                        // Under saturation the offset must also make up for the bend.
+                        for _ in 0..<4 {
+                            var correction = 0.0
+                            for index in 0..<count where signal[index] {
+                                let raw = exp(logScale + exponent * logU[index])
+                                let bent = raw / (1 + raw * raw / (saturation * saturation)).squareRoot()
+                                correction += logs[index] - log(bent)
+                            }
+                            logScale += correction / counted
+                        }
+                    }
+                    var cost = 0.0
+                    for index in 0..<count {
+                        var model = exp(logScale + exponent * logU[index])
+                        if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
+                        let error = 0.5 * log(model * model + floorSquared) - logs[index]
+                        cost += error * error
+                    }
+                    if best == nil || cost < best!.cost { best = (cost, deadZone, exponent, saturation, exp(logScale)) }
+                }
+            }
+        }
+        return best
     }
 }

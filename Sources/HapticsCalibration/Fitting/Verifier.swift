@@ -13,6 +13,13 @@ public struct VerificationReport: Sendable {
 
         /// measured / requested − 1.
         public var relativeError: Double { requested > 0 ? measured / requested - 1 : 0 }
+
+        /// An item.
+        public init(name: String, requested: Double, measured: Double) {
+            self.name = name
+            self.requested = requested
+            self.measured = measured
+        }
     }
 
     /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude.
@@ -23,6 +30,14 @@ public struct VerificationReport: Sendable {
     public var effects: [Item]
     /// The line through (requested, measured) of the tones.
     public var toneLinearity: LinearFit
+
+    /// A report.
+    public init(tones: [Item], taps: [Item], effects: [Item]) {
+        self.tones = tones
+        self.taps = taps
+        self.effects = effects
+        toneLinearity = LinearFit(tones.map { (x: $0.requested, y: $0.measured) })
+    }
 
     /// Every item.
     public var all: [Item] { tones + taps + effects }
@@ -59,11 +74,12 @@ public enum Verifier {
             throw .measurement("verification needs a sensor: use --source simulated or --source accelerometer")
         }
         let reference = CalibrationProfile.referenceOutput
+        let duration = toneDuration(profile, source: source, plan: plan)
         var names: [String] = [], requested: [Double] = [], stimuli: [Stimulus] = []
         for intensity in toneIntensities {
             names.append("tone \(format(intensity)) @ sharpness 0.5")
             requested.append(intensity * reference)
-            stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: plan.toneDuration, window: plan.steadyWindow))
+            stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: duration, window: plan.steadyWindow))
         }
         let toneCount = stimuli.count
         let sharpnesses: [Double] = profile.sharpness == .none ? [0.5] : [0, 0.5, 1]
@@ -84,10 +100,16 @@ public enum Verifier {
             throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
         }
         let items = names.indices.map { VerificationReport.Item(name: names[$0], requested: requested[$0], measured: outputs[$0]) }
-        let tones = Array(items[0..<toneCount])
-        return VerificationReport(
-            tones: tones, taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]),
-            toneLinearity: LinearFit(tones.map { (x: $0.requested, y: $0.measured) }))
+        return VerificationReport(tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]))
+    }
+
+    /// How long a tone must last to be measured steady: the plan's length, or three times the
+    /// profile's slowest rise time (measured at the largest drive; smaller drives start slower) and
+    /// a window, within the backend's continuous-drive limit.
+    static func toneDuration(_ profile: CalibrationProfile, source: MeasurementSource, plan: CalibrationPlan) -> Double {
+        let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
+        let limit = ((source as? any VibrationSensorSource)?.envelope?.maxContinuousDuration).map { $0 * 0.8 } ?? .infinity
+        return min(max(plan.toneDuration, 3 * rise + plan.steadyWindow), limit)
     }
 
     /// The strongest output a pattern asks for, relative to the reference (0…1): for each haptic

@@ -104,6 +104,120 @@ public struct AccelerationTrace: Sendable, Hashable {
     }
 }
 
+extension AccelerationTrace {
+    /// The vibration's power at each sample, g² (twice the mean square is the squared amplitude):
+    /// the squared magnitude for magnitude traces, the squared deviation from the mean for signed ones.
+    func powers(from start: Double = -.infinity, to end: Double = .infinity) -> [(time: Double, power: Double)] {
+        var selected: [(Double, Double)] = []
+        var sum = 0.0
+        for (time, value) in zip(times, samples) where time >= start && time < end {
+            selected.append((time, value))
+            sum += value
+        }
+        let mean = sampleRate == nil || selected.isEmpty ? 0 : sum / Double(selected.count)
+        return selected.map { ($0.0, ($0.1 - mean) * ($0.1 - mean)) }
+    }
+
+    /// The vibration amplitude in a window centred on each of `instants`, g: √(2 × mean power) of
+    /// the samples within `width`/2 of it (nil where fewer than `minimumSamples` fall).
+    func smoothedAmplitude(at instants: [Double], width: Double, minimumSamples: Int = 4) -> [Double?] {
+        let all = powers()
+        var result: [Double?] = []
+        var low = 0, high = 0, sum = 0.0
+        for instant in instants {
+            while high < all.count, all[high].time < instant + width / 2 {
+                sum += all[high].power
+                high += 1
+            }
+            while low < high, all[low].time < instant - width / 2 {
+                sum -= all[low].power
+                low += 1
+            }
+            let count = high - low
+            result.append(count >= minimumSamples ? (2 * max(sum, 0) / Double(count)).squareRoot() : nil)
+        }
+        return result
+    }
+
+    /// The median interval between samples, seconds (how fast the sensor was read).
+    var typicalInterval: Double {
+        guard times.count > 2 else { return .infinity }
+        let intervals = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        return intervals[intervals.count / 2]
+    }
+
+    /// The longest gap between samples within `start ..< end`, seconds.
+    func longestGap(from start: Double, to end: Double) -> Double {
+        var previous = start, longest = 0.0
+        for time in times where time >= start && time < end {
+            longest = max(longest, time - previous)
+            previous = time
+        }
+        return max(longest, end - previous)
+    }
+
+    /// A window wide enough for a steady reading: 10 ms, or 10 sample intervals if the sensor is slower.
+    var analysisWindow: Double { max(0.01, 10 * typicalInterval) }
+
+    /// Where a drive that ran from 0 to `end` seconds became steady, and its steady amplitude.
+    ///
+    /// The final level is the amplitude over the last `window` seconds of the drive. The rise time
+    /// is when the smoothed amplitude first reached 90 % of it; the steady part starts at twice the
+    /// rise time (99 % of the way for a first-order rise, 99.5 % for an ERM's squared one) and runs
+    /// to the drive's end. A trace that never gets there in time (the steady part would be shorter
+    /// than `window`) is reported unsettled, measured over its last `window`.
+    func steadyPart(end: Double, window: Double, noise: Double) -> SteadyReading {
+        let finalLevel = amplitude(from: end - window, to: end)
+        let width = analysisWindow
+        guard finalLevel > 3 * noise, end > width else {
+            return SteadyReading(amplitude: finalLevel, start: max(end - window, 0), riseTime: nil, settled: true)
+        }
+        let step = width / 4
+        let instants = stride(from: width / 2, through: end - width / 2, by: step).map { $0 }
+        let smoothed = smoothedAmplitude(at: instants, width: width)
+        guard let index = smoothed.firstIndex(where: { ($0 ?? 0) >= 0.9 * finalLevel }) else {
+            return SteadyReading(amplitude: finalLevel, start: max(end - window, 0), riseTime: nil, settled: false)
+        }
+        let rise = instants[index]
+        let start = 2 * rise
+        guard end - start >= window else {
+            return SteadyReading(amplitude: finalLevel, start: max(end - window, 0), riseTime: rise, settled: false)
+        }
+        return SteadyReading(amplitude: amplitude(from: start, to: end), start: start, riseTime: rise, settled: true)
+    }
+
+    /// Seconds after `end` until the smoothed amplitude fell under `fraction` of `level`; nil if it did not in the trace.
+    func fallTime(after end: Double, level: Double, fraction: Double = 0.1) -> Double? {
+        guard let last = times.last, last > end else { return nil }
+        let width = analysisWindow
+        let instants = stride(from: end, through: last - width / 2, by: width / 4).map { $0 }
+        let smoothed = smoothedAmplitude(at: instants, width: width)
+        guard let index = smoothed.firstIndex(where: { $0.map { $0 <= fraction * level } ?? false }) else { return nil }
+        return max(instants[index] - end, 0)
+    }
+
+    /// Traces of the same stimulus played several times, as one: their samples merged in time.
+    /// Each repetition meets the vibration at other phases, so the merged trace measures a short
+    /// event as well as one taken with a sensor that many times faster.
+    static func pooled(_ traces: [AccelerationTrace]) -> AccelerationTrace {
+        guard traces.count > 1 else { return traces.first ?? AccelerationTrace(times: [], magnitudes: []) }
+        let merged = traces.flatMap { trace in trace.powers().map { (time: $0.time, value: $0.power.squareRoot()) } }.sorted { $0.time < $1.time }
+        return AccelerationTrace(times: merged.map(\.time), magnitudes: merged.map(\.value))
+    }
+}
+
+/// The steady part of a drive found in its trace.
+public struct SteadyReading: Sendable, Hashable {
+    /// The steady amplitude, g.
+    public var amplitude: Double
+    /// Seconds from the drive's start where the steady part begins.
+    public var start: Double
+    /// Seconds from the drive's start to 90 % of the final level (nil: at the noise, or never).
+    public var riseTime: Double?
+    /// Whether the drive reached its steady level with at least the window to spare.
+    public var settled: Bool
+}
+
 /// Least-squares line through points, with its coefficient of determination.
 public struct LinearFit: Sendable, Hashable {
     /// Slope.

@@ -64,10 +64,45 @@ public struct ChannelMeasurement: Sendable, Hashable {
     public var threshold: Double?
     /// The vibration frequency at full drive, Hz, when a signed trace shows it.
     public var dominantFrequency: Double?
+    /// Output by drive, each step reached from a higher drive while the actuator runs (falling
+    /// through where it would not start from rest); empty when it starts at every drive measured.
+    public var runningAmplitude: [ResponsePoint] = []
+    /// The largest drive held steadily (the backend's rated level, as an amplitude); drives above
+    /// it are not measured as if they were steady.
+    public var largestSteadyDrive = 1.0
+    /// The level the backend lifts the smallest drive to (its envelope's offset; 0 without one): a
+    /// curve may start below drive 0 only when this is above 0.
+    public var amplitudeOffset = 0.0
+    /// Spin-up and spin-down at the largest steady drive, measured from a trace.
+    public var timing: ActuatorTiming?
+    /// Tones of the sweeps that had not reached their steady level with a window to spare.
+    public var unsettledTones = 0
+    /// Tones measured in the sweeps.
+    public var tonesMeasured = 0
+    /// The median interval between sensor readings, seconds (nil: a person).
+    public var sampleInterval: Double?
 
     /// A measurement of `channel`.
     public init(channel: Int) {
         self.channel = channel
+    }
+}
+
+/// How an actuator starts and stops, measured from a trace at its largest steady drive.
+public struct ActuatorTiming: Sendable, Hashable {
+    /// Seconds from the drive's start to 90 % of the steady vibration (spin-up, ring-up).
+    public var rise: Double
+    /// Seconds from the drive's end until the vibration fell under 10 % (spin-down, ring-down); nil
+    /// if it had not within the capture.
+    public var fall: Double?
+    /// The steady vibration the times refer to, g.
+    public var level: Double
+
+    /// A timing.
+    public init(rise: Double, fall: Double?, level: Double) {
+        self.rise = rise
+        self.fall = fall
+        self.level = level
     }
 }
 
@@ -87,9 +122,11 @@ public struct CalibrationPlan: Sendable, Hashable {
     public var fineFrequencies: Int
     /// Drive of the frequency sweep, 0…1.
     public var sweepDrive: Double
-    /// Drive levels of the amplitude sweep, 0…1 (0 measures the noise floor).
+    /// Drive levels of the amplitude sweep as fractions (0…1) of the largest drive the backend holds
+    /// steadily (all of 1 for a backend without a drive envelope); 0 measures the noise floor.
     public var driveLevels: [Double]
-    /// Intensities of the tap grid a tap shape is judged on (the vocabulary's taps lie in 0.3…1).
+    /// Intensities of the tap grid a tap shape is judged on (the verification's tap ladder: a single
+    /// intensity far from the others would set a tap's intensity exponent by itself).
     public var tapIntensities: [Double]
     /// Sharpnesses of the tap grid (only 0.5 where sharpness is not rendered).
     public var tapSharpnesses: [Double]
@@ -103,7 +140,7 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// A plan.
     public init(
         toneDuration: Double, steadyWindow: Double, gap: Double, tapCapture: Double, coarseFrequencies: Int, fineFrequencies: Int,
-        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.3, 0.6, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
+        sweepDrive: Double, driveLevels: [Double], tapIntensities: [Double] = [0.2, 0.4, 0.6, 0.8, 1.0], tapSharpnesses: [Double] = [0, 0.5, 1],
         tapDurationStride: Int = 1, kickGains: [Double] = [1.25, 1.5, 1.75, 2.0, 2.5, 3.0], kickFractions: [Double] = [0.25, 0.5, 0.75, 1.0]
     ) {
         self.toneDuration = toneDuration
@@ -125,14 +162,14 @@ public struct CalibrationPlan: Sendable, Hashable {
     /// levels (every 0.02 up to 0.3, where dead zones are, then every 0.05), every tap duration on
     /// a 3 × 3 grid.
     public static let standard = CalibrationPlan(
-        toneDuration: 0.5, steadyWindow: 0.2, gap: 0.25, tapCapture: 0.3, coarseFrequencies: 25, fineFrequencies: 15, sweepDrive: 0.7,
+        toneDuration: 0.5, steadyWindow: 0.2, gap: 0.25, tapCapture: 0.1, coarseFrequencies: 25, fineFrequencies: 15, sweepDrive: 0.7,
         driveLevels: [0] + stride(from: 0.02, through: 0.3, by: 0.02).map { $0 } + stride(from: 0.35, through: 1.0001, by: 0.05).map { min($0, 1) })
 
     /// A shorter plan for real-time sources in a hurry: 0.35 s tones, 12 + 8 sweep points, 16 drive
-    /// levels, every third tap duration on a 2 × 2 grid, four kicks.
+    /// levels, tap durations judged on a 5 × 2 grid, four kicks.
     public static let quick = CalibrationPlan(
-        toneDuration: 0.35, steadyWindow: 0.15, gap: 0.15, tapCapture: 0.25, coarseFrequencies: 12, fineFrequencies: 8, sweepDrive: 0.7,
-        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.4, 1.0],
+        toneDuration: 0.35, steadyWindow: 0.15, gap: 0.15, tapCapture: 0.08, coarseFrequencies: 12, fineFrequencies: 8, sweepDrive: 0.7,
+        driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.2, 0.4, 0.6, 0.8, 1.0],
         tapSharpnesses: [0, 1], tapDurationStride: 3, kickGains: [1.5, 2.0], kickFractions: [0.5, 1.0])
 
     /// The channels the renderer drives (trigger motors are never driven by intensity and sharpness).

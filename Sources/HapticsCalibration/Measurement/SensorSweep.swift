@@ -7,31 +7,69 @@ import Glibc
 /// A source that measures acceleration while the engine plays: the accelerometer and the
 /// simulation. It only has to capture traces; sweeps and summaries are shared.
 public protocol VibrationSensorSource: MeasurementSource {
-    /// Plays each stimulus through the engine with `profile` (one after another, with silence
-    /// between) and returns the acceleration of each, from its start, for its capture length.
+    /// Plays each stimulus through the engine with `profile` (one after another, each from a quiet
+    /// actuator) and returns the acceleration of each, from its start, for its capture length.
     /// `phase` names the work for progress reports.
     func capture(_ stimuli: [Stimulus], profile: CalibrationProfile, phase: String, progress: ProgressReporter) throws(CalibrationError)
         -> [AccelerationTrace]
+    /// What the backend does to a drive before the hardware (nil: amplitudes pass through).
+    var envelope: DriveEnvelope? { get }
+    /// The vibration amplitude the sensor reads with nothing driven, g.
+    func noiseAmplitude() throws(CalibrationError) -> Double
+    /// How many times a short event is played and its traces pooled, so a sensor that reads at
+    /// hundreds of hertz, at random phases, measures it as well as a long tone.
+    var repetitions: Int { get }
 }
 
 extension VibrationSensorSource {
     /// Sensors report g.
     public var outputUnit: OutputUnit { .acceleration }
 
-    /// Captures every stimulus and summarises it as it asks.
+    /// Captures every stimulus (short events ``repetitions`` times, pooled) and summarises it as it asks.
     public func measure(_ stimuli: [Stimulus], profile: CalibrationProfile, progress: ProgressReporter) throws(CalibrationError) -> [Double]? {
-        let traces = try capture(stimuli, profile: profile, phase: "measuring", progress: progress)
-        return zip(stimuli, traces).map { $0.summarise($1) }
+        let noise = try noiseAmplitude()
+        return try pooledTraces(stimuli, profile: profile, phase: "measuring", progress: progress).enumerated().map { stimuli[$0].summarise($1, noise: noise) }
     }
 
-    /// Frequency sweep (coarse, then fine around the peak) and amplitude sweep at the best
-    /// frequency, channel by channel, through ``ChannelProbe`` profiles.
+    /// The traces of `stimuli`, short events played ``repetitions`` times and pooled.
+    func pooledTraces(_ stimuli: [Stimulus], profile: CalibrationProfile, phase: String, progress: ProgressReporter) throws(CalibrationError)
+        -> [AccelerationTrace]
+    {
+        let counts = stimuli.map { $0.isTransient ? max(repetitions, 1) : 1 }
+        let expanded = zip(stimuli, counts).flatMap { Array(repeating: $0, count: $1) }
+        let traces = try capture(expanded, profile: profile, phase: phase, progress: progress)
+        var result: [AccelerationTrace] = []
+        var index = 0
+        for count in counts {
+            result.append(AccelerationTrace.pooled(Array(traces[index..<(index + count)])))
+            index += count
+        }
+        return result
+    }
+
+    /// The amplitude sweep of `channel` again, at `frequency` Hz (0: the channel's own), for a
+    /// channel that will play there rather than where it was first swept.
+    public func remeasureAmplitude(_ measurement: ChannelMeasurement, frequency: Double, plan: CalibrationPlan, progress: ProgressReporter)
+        throws(CalibrationError) -> ChannelMeasurement
+    {
+        try SensorSweep(source: self, plan: plan, progress: progress).remeasure(measurement, frequency: frequency)
+    }
+
+    /// Timing, frequency sweep (coarse, then fine around the peak), amplitude sweep at the best
+    /// frequency from rest, and, where the actuator does not start at every drive, the same drives
+    /// reached while it runs; channel by channel, through ``ChannelProbe`` profiles.
     public func measureChannels(plan: CalibrationPlan, progress: ProgressReporter) throws(CalibrationError) -> [ChannelMeasurement] {
         try SensorSweep(source: self, plan: plan, progress: progress).run()
     }
 }
 
 /// The sweeps every sensor source runs.
+///
+/// Everything stays within the backend's envelope: tones only up to the largest drive it holds
+/// steadily (a drive it would cut back after its kick is not a steady measurement), each shorter
+/// than its continuous-drive limit. The first tone, at the largest steady drive, measures how long
+/// the actuator takes to start and to stop; the tones after it last long enough to be steady twice
+/// over, and each is measured only over the part its own trace shows steady.
 struct SensorSweep<Source: VibrationSensorSource> {
     let source: Source
     let plan: CalibrationPlan
@@ -45,46 +83,178 @@ struct SensorSweep<Source: VibrationSensorSource> {
         return result
     }
 
-    func tone(drive: Double, frequency: Double, channel: ChannelDescription) -> Stimulus {
+    /// The largest amplitude the backend holds steadily.
+    var largestSteadyDrive: Double { source.envelope?.steadyAmplitudeLimit ?? 1 }
+
+    /// The longest tone the backend lets run, seconds.
+    var longestTone: Double { (source.envelope?.maxContinuousDuration).map { $0 * 0.8 } ?? 5 }
+
+    func tone(drive: Double, frequency: Double, channel: ChannelDescription, duration: Double, tail: Double = 0) -> Stimulus {
         Stimulus.tone(
-            intensity: drive, sharpness: ChannelProbe.sharpness(for: frequency, channel: channel), duration: plan.toneDuration,
-            window: plan.steadyWindow)
+            intensity: drive, sharpness: ChannelProbe.sharpness(for: frequency, channel: channel), duration: duration, window: plan.steadyWindow,
+            tail: tail)
     }
 
     func measure(channel index: Int) throws(CalibrationError) -> ChannelMeasurement {
         let description = source.device.channels[index]
         let probe = ChannelProbe.profile(for: source.device, channel: index)
+        let noise = try source.noiseAmplitude()
         var measurement = ChannelMeasurement(channel: index)
+        let top = largestSteadyDrive
+        measurement.largestSteadyDrive = top
+        measurement.amplitudeOffset = source.envelope?.amplitudeOffset ?? 0
+
+        // How long the actuator takes to start and stop, at the largest steady drive.
+        let nominal = description.resonantFrequency ?? description.frequencyRange.map { ($0.lowerBound * $0.upperBound).squareRoot() } ?? 0
+        let timing = try probeTiming(channel: description, frequency: nominal, probe: probe, noise: noise)
+        measurement.timing = timing
+        let duration = min(max(plan.toneDuration, 3 * timing.rise + plan.steadyWindow), longestTone)
+        var counts = (measured: 0, settled: 0)
+        func outputs(_ stimuli: [Stimulus], _ phase: String) throws(CalibrationError) -> [(amplitude: Double, trace: AccelerationTrace)] {
+            try self.outputs(stimuli, probe: probe, noise: noise, phase: phase, counts: &counts)
+        }
+
         if let range = description.frequencyRange, range.upperBound > range.lowerBound {
-            measurement.sweepDrive = plan.sweepDrive
+            let drive = plan.sweepDrive * top
+            measurement.sweepDrive = drive
             let count = max(plan.coarseFrequencies, 3)
             let coarse = (0..<count).map { range.lowerBound * pow(range.upperBound / range.lowerBound, Double($0) / Double(count - 1)) }
-            let coarseOutputs = try outputs(coarse.map { tone(drive: plan.sweepDrive, frequency: $0, channel: description) }, probe, "\(description.name): frequency sweep")
+            let coarseOutputs = try outputs(
+                coarse.map { tone(drive: drive, frequency: $0, channel: description, duration: duration) }, "\(description.name): frequency sweep"
+            ).map(\.amplitude)
             var sweep = zip(coarse, coarseOutputs).map { ResponsePoint(input: $0, output: $1) }
             let peak = coarseOutputs.indices.max { coarseOutputs[$0] < coarseOutputs[$1] }!
             let low = coarse[max(peak - 2, 0)], high = coarse[min(peak + 2, count - 1)]
             let fineCount = max(plan.fineFrequencies, 2)
             let fine = (0..<fineCount).map { low + (high - low) * Double($0 + 1) / Double(fineCount + 1) }
-            let fineOutputs = try outputs(fine.map { tone(drive: plan.sweepDrive, frequency: $0, channel: description) }, probe, "\(description.name): fine sweep")
+            let fineOutputs = try outputs(
+                fine.map { tone(drive: drive, frequency: $0, channel: description, duration: duration) }, "\(description.name): fine sweep"
+            ).map(\.amplitude)
             sweep += zip(fine, fineOutputs).map { ResponsePoint(input: $0, output: $1) }
             sweep.sort { $0.input < $1.input }
             measurement.frequencySweep = sweep
             measurement.amplitudeFrequency = sweep.max { $0.output < $1.output }!.input
         }
-        let stimuli = plan.driveLevels.map { tone(drive: $0, frequency: measurement.amplitudeFrequency, channel: description) }
-        let traces = try source.capture(stimuli, profile: probe, phase: "\(description.name): amplitude sweep", progress: progress)
-        measurement.amplitude = zip(plan.driveLevels, zip(stimuli, traces)).map { ResponsePoint(input: $0, output: $1.0.summarise($1.1)) }
-        measurement.noiseFloor = measurement.amplitude.first { $0.input == 0 }?.output ?? 0
-        if let strongest = plan.driveLevels.indices.max(by: { plan.driveLevels[$0] < plan.driveLevels[$1] }),
-            case .steady(let from, let to) = stimuli[strongest].measure
-        {
-            measurement.dominantFrequency = traces[strongest].dominantFrequency(from: from, to: to)
-        }
+
+        try sweepAmplitude(&measurement, channel: description, duration: duration, probe: probe, noise: noise, counts: &counts)
+        measurement.unsettledTones = counts.measured - counts.settled
+        measurement.tonesMeasured = counts.measured
         return measurement
     }
 
-    private func outputs(_ stimuli: [Stimulus], _ profile: CalibrationProfile, _ phase: String) throws(CalibrationError) -> [Double] {
-        let traces = try source.capture(stimuli, profile: profile, phase: phase, progress: progress)
-        return zip(stimuli, traces).map { $0.summarise($1) }
+    /// The amplitude sweep of `measurement` again at `frequency`, with the timing already measured.
+    func remeasure(_ original: ChannelMeasurement, frequency: Double) throws(CalibrationError) -> ChannelMeasurement {
+        var measurement = original
+        let description = source.device.channels[measurement.channel]
+        let probe = ChannelProbe.profile(for: source.device, channel: measurement.channel, ownFrequency: frequency <= 0)
+        let noise = try source.noiseAmplitude()
+        let rise = measurement.timing?.rise ?? 0
+        let duration = min(max(plan.toneDuration, 3 * rise + plan.steadyWindow), longestTone)
+        measurement.amplitudeFrequency = frequency
+        measurement.runningAmplitude = []
+        var counts = (measured: measurement.tonesMeasured, settled: measurement.tonesMeasured - measurement.unsettledTones)
+        try sweepAmplitude(&measurement, channel: description, duration: duration, probe: probe, noise: noise, counts: &counts)
+        measurement.unsettledTones = counts.measured - counts.settled
+        measurement.tonesMeasured = counts.measured
+        return measurement
+    }
+
+    /// Steady outputs of `stimuli`, counting the tones that settled.
+    func outputs(_ stimuli: [Stimulus], probe: CalibrationProfile, noise: Double, phase: String, counts: inout (measured: Int, settled: Int))
+        throws(CalibrationError) -> [(amplitude: Double, trace: AccelerationTrace)]
+    {
+        let traces = try source.capture(stimuli, profile: probe, phase: phase, progress: progress)
+        return zip(stimuli, traces).map { stimulus, trace in
+            guard case .settled(let end, let window) = stimulus.measure else { return (stimulus.summarise(trace, noise: noise), trace) }
+            let reading = trace.steadyPart(end: end, window: window, noise: noise)
+            counts.measured += 1
+            if reading.settled { counts.settled += 1 }
+            return (reading.amplitude, trace)
+        }
+    }
+
+    /// From rest: each drive of the plan after the actuator has come to a stop, at the measurement's
+    /// amplitude frequency; then, where low drives did not start it, the same drives while it runs.
+    func sweepAmplitude(
+        _ measurement: inout ChannelMeasurement, channel description: ChannelDescription, duration: Double, probe: CalibrationProfile, noise: Double,
+        counts: inout (measured: Int, settled: Int)
+    ) throws(CalibrationError) {
+        let top = largestSteadyDrive
+        let drives = plan.driveLevels.map { min(max($0, 0), 1) * top }
+        let stimuli = drives.map { tone(drive: $0, frequency: measurement.amplitudeFrequency, channel: description, duration: duration) }
+        let results = try outputs(stimuli, probe: probe, noise: noise, phase: "\(description.name): amplitude sweep", counts: &counts)
+        measurement.amplitude = zip(drives, results).map { ResponsePoint(input: $0, output: $1.amplitude) }
+        measurement.noiseFloor = measurement.amplitude.first { $0.input == 0 }?.output ?? noise
+        if let strongest = drives.indices.max(by: { drives[$0] < drives[$1] }) {
+            let trace = results[strongest].trace
+            measurement.dominantFrequency = trace.dominantFrequency(from: duration - plan.steadyWindow, to: duration)
+            if trace.sampleRate == nil { measurement.sampleInterval = trace.typicalInterval }
+        }
+
+        // Where low drives do not start it from rest, the same drives while it runs: a start
+        // threshold with hysteresis shows as output there.
+        let floor = max(1.5 * measurement.noiseFloor, 1e-6)
+        let silent = measurement.amplitude.filter { $0.input > 0 && $0.output <= floor }.map(\.input)
+        if let highestSilent = silent.max(), let timing = measurement.timing,
+            measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
+        {
+            measurement.runningAmplitude = try runningSweep(
+                drives: drives.filter { $0 > 0 && $0 <= highestSilent }.sorted(by: >), channel: description,
+                frequency: measurement.amplitudeFrequency, timing: timing, probe: probe, noise: noise)
+        }
+    }
+
+    /// A tone at the largest steady drive, watched until it has rung down: its rise and fall times.
+    func probeTiming(channel: ChannelDescription, frequency: Double, probe: CalibrationProfile, noise: Double) throws(CalibrationError) -> ActuatorTiming {
+        var duration = min(max(plan.toneDuration, 1.0), longestTone)
+        while true {
+            let stimulus = tone(drive: largestSteadyDrive, frequency: frequency, channel: channel, duration: duration, tail: min(duration, 1.0))
+            // Played a few times and pooled: the rise of an LRA lasts a few readings of a slow sensor.
+            let traces = try source.capture(
+                Array(repeating: stimulus, count: max(source.repetitions, 1)), profile: probe, phase: "\(channel.name): timing", progress: progress)
+            guard !traces.isEmpty else { throw .measurement("no trace for the timing tone") }
+            let trace = AccelerationTrace.pooled(traces)
+            let reading = trace.steadyPart(end: duration, window: plan.steadyWindow, noise: noise)
+            if reading.amplitude <= 3 * noise {
+                throw .measurement(
+                    "no vibration above the noise on \(channel.name) at its largest steady drive (\(format(reading.amplitude)) g, noise \(format(noise)) g); "
+                        + "is the sensor on the actuator and the actuator playing?")
+            }
+            if reading.settled, let rise = reading.riseTime {
+                return ActuatorTiming(rise: rise, fall: trace.fallTime(after: duration, level: reading.amplitude), level: reading.amplitude)
+            }
+            guard duration < longestTone else {
+                throw .notSettling(
+                    "\(channel.name) had not reached a steady vibration after \(format(duration)) s at its largest steady drive (the longest drive the backend allows)")
+            }
+            duration = min(duration * 2, longestTone)
+        }
+    }
+
+    /// The steady output at each of `drives` (highest first) reached from the largest steady
+    /// drive without stopping, in as few continuous drives as the backend's limit allows.
+    func runningSweep(
+        drives: [Double], channel: ChannelDescription, frequency: Double, timing: ActuatorTiming, probe: CalibrationProfile, noise: Double
+    ) throws(CalibrationError) -> [ResponsePoint] {
+        // A step down is a partial stop: it takes up to the fall time to settle, then a window.
+        let step = 2 * max(timing.rise, timing.fall ?? timing.rise) + plan.steadyWindow + 0.02
+        let perDrive = max(Int(((longestTone - step) / step).rounded(.down)), 1)
+        let sharpness = ChannelProbe.sharpness(for: frequency, channel: channel)
+        var points: [ResponsePoint] = []
+        var index = 0
+        while index < drives.count {
+            let chunk = Array(drives[index..<min(index + perDrive, drives.count)])
+            // Start at the largest steady drive, then step down.
+            let stimulus = Stimulus.staircase(intensities: [largestSteadyDrive] + chunk, sharpness: sharpness, step: step)
+            guard let trace = try source.capture([stimulus], profile: probe, phase: "\(channel.name): running sweep", progress: progress).first else {
+                throw .measurement("no trace for the running sweep")
+            }
+            for (offset, drive) in chunk.enumerated() {
+                let end = Double(offset + 2) * step
+                points.append(ResponsePoint(input: drive, output: trace.amplitude(from: end - plan.steadyWindow, to: end)))
+            }
+            index += chunk.count
+        }
+        return points.sorted { $0.input < $1.input }
     }
 }

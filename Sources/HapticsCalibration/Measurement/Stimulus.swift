@@ -8,8 +8,11 @@ import Glibc
 public struct Stimulus: Sendable {
     /// How the output of a stimulus is summarised.
     public enum Measure: Sendable, Hashable {
-        /// The steady amplitude (√2 × RMS) between these seconds from the start: for tones.
+        /// The steady amplitude (√2 × RMS) between these seconds from the start.
         case steady(from: Double, to: Double)
+        /// The steady amplitude of a drive that ends at `end` seconds, over the part of it the trace
+        /// shows to be steady (``AccelerationTrace/steadyPart(end:window:noise:)``): for tones.
+        case settled(end: Double, window: Double)
         /// The envelope peak over the whole capture: for taps and effects.
         case envelopePeak
     }
@@ -29,13 +32,27 @@ public struct Stimulus: Sendable {
     }
 
     /// A sustained tone at `intensity` and `sharpness` (0…1) for `duration` seconds, measured over
-    /// its last `window` seconds (after the actuator has settled).
-    public static func tone(intensity: Double, sharpness: Double, duration: Double, window: Double) -> Stimulus {
+    /// the part of it the trace shows to be steady (at least its last `window` seconds), and watched
+    /// for `tail` seconds after it ends.
+    public static func tone(intensity: Double, sharpness: Double, duration: Double, window: Double, tail: Double = 0) -> Stimulus {
         let event = HapticEvent(
             eventType: .hapticContinuous,
             parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: sharpness)],
             relativeTime: 0, duration: duration)
-        return Stimulus(pattern: pattern([event]), captureLength: duration, measure: .steady(from: duration - window, to: duration))
+        return Stimulus(pattern: pattern([event]), captureLength: duration + tail, measure: .settled(end: duration, window: window))
+    }
+
+    /// Tones at each of `intensities` one after another with no gap, each `step` seconds long:
+    /// the actuator keeps running from one to the next.
+    public static func staircase(intensities: [Double], sharpness: Double, step: Double, tail: Double = 0) -> Stimulus {
+        let events = intensities.enumerated().map { index, intensity in
+            HapticEvent(
+                eventType: .hapticContinuous,
+                parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: sharpness)],
+                relativeTime: Double(index) * step, duration: step)
+        }
+        let length = Double(intensities.count) * step
+        return Stimulus(pattern: pattern(events), captureLength: length + tail, measure: .steady(from: length - step / 2, to: length))
     }
 
     /// One tap at `intensity` and `sharpness`, watched for `captureLength` seconds.
@@ -53,13 +70,18 @@ public struct Stimulus: Sendable {
         return Stimulus(pattern: pattern, captureLength: end + ringDown, measure: .envelopePeak)
     }
 
-    /// The summary of `trace` this stimulus asks for, g.
-    public func summarise(_ trace: AccelerationTrace) -> Double {
+    /// The summary of `trace` this stimulus asks for, g; `noise` is the sensor's noise amplitude
+    /// (a steady part is not looked for in a trace at the noise).
+    public func summarise(_ trace: AccelerationTrace, noise: Double = 0) -> Double {
         switch measure {
         case .steady(let from, let to): trace.amplitude(from: from, to: to)
+        case .settled(let end, let window): trace.steadyPart(end: end, window: window, noise: noise).amplitude
         case .envelopePeak: trace.envelopePeak()
         }
     }
+
+    /// Whether the stimulus is a short event, measured by its envelope's peak.
+    public var isTransient: Bool { measure == .envelopePeak }
 
     private static func pattern(_ events: [HapticEvent]) -> HapticPattern {
         do { return try HapticPattern(events: events) } catch {
@@ -81,13 +103,14 @@ enum PatternSpan {
 /// sharpness selects across the channel's whole range. Measuring through it keeps the real
 /// rendering path (engine, quantisation, update intervals) between the stimulus and the device.
 public enum ChannelProbe {
-    /// The raw-drive profile for `channel` of `device`.
-    public static func profile(for device: DeviceDescription, channel: Int) -> CalibrationProfile {
+    /// The raw-drive profile for `channel` of `device`; with `ownFrequency`, the channel plays at
+    /// the frequency its backend chooses when none is asked (its resonance), whatever the sharpness.
+    public static func profile(for device: DeviceDescription, channel: Int, ownFrequency: Bool = false) -> CalibrationProfile {
         let channels = device.channels.enumerated().map { index, description in
-            ChannelCalibration(name: description.name, usableBand: index == channel ? description.frequencyRange : nil)
+            ChannelCalibration(name: description.name, usableBand: index == channel && !ownFrequency ? description.frequencyRange : nil)
         }
         let sharpness: CalibrationProfile.SharpnessMapping
-        if device.channels[channel].frequencyRange != nil {
+        if device.channels[channel].frequencyRange != nil, !ownFrequency {
             sharpness = .frequency
         } else if device.channels.count >= 2 {
             // Sharpness 0 puts everything on `low`: the channel measured.

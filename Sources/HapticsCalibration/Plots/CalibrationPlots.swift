@@ -50,28 +50,35 @@ public enum CalibrationPlots {
             panels: [.init(title: "output (\(unitLabel(unit)))", yRange: 0...top, series: series)], markers: markers)
     }
 
-    /// Output by drive: the measured points and the fitted dead zone and curve.
+    /// Output by drive up to the largest drive the backend holds steadily: the points measured from
+    /// rest and while running, the fitted curve, and the dead zone or start threshold.
     public static func amplitudeChart(name: String, measurement: ChannelMeasurement, fit: ChannelFit, unit: OutputUnit) -> SVGChart {
         let points = measurement.amplitude
+        let right = max(measurement.largestSteadyDrive, points.map(\.input).max() ?? 0, 0.05)
         let curve = (0...200).map { index -> (x: Double, y: Double) in
-            let drive = Double(index) / 200
+            let drive = right * Double(index) / 200
             let value = fit.amplitude.output(atDrive: drive)
             return (drive, (value * value + measurement.noiseFloor * measurement.noiseFloor).squareRoot())
         }
-        let top = max(points.map(\.output).max() ?? 1, fit.amplitude.fullScale) * 1.1
+        let top = max(points.map(\.output).max() ?? 1, curve.map(\.y).max() ?? 1) * 1.1
         var title = measurement.amplitudeFrequency > 0 ? "\(name): output by drive at \(fixed1(measurement.amplitudeFrequency)) Hz" : "\(name): output by drive"
-        title += " (dead zone \(format(fit.amplitude.deadZone)), exponent \(format(fit.amplitude.exponent)), full scale \(format(fit.amplitude.fullScale)))"
+        title += " (curve from \(format(fit.amplitude.deadZone)), exponent \(format(fit.amplitude.exponent)), R² \(fixed(fit.amplitude.rSquared, 4)))"
+        var series: [SVGChart.Series] = [
+            .init(label: "measured from rest", points: points.map { ($0.input, $0.output) }, style: .dots, color: measuredColor),
+            .init(label: "fitted curve", points: curve, color: fittedColor),
+        ]
+        if !measurement.runningAmplitude.isEmpty {
+            series.insert(.init(label: "measured while running", points: measurement.runningAmplitude.map { ($0.input, $0.output) }, style: .dots, color: bandColor), at: 1)
+        }
+        var markers: [SVGChart.Marker] = []
+        if let start = fit.amplitude.startDrive {
+            markers.append(.init(x: start, label: "starts from rest", color: bandColor))
+        } else if fit.amplitude.deadZone > 0 {
+            markers.append(.init(x: fit.amplitude.deadZone, label: "dead zone", color: bandColor))
+        }
         return SVGChart(
-            title: title, xLabel: "drive (0…1)", xRange: 0...1,
-            panels: [
-                .init(
-                    title: "output (\(unitLabel(unit)))", yRange: 0...top,
-                    series: [
-                        .init(label: "measured", points: points.map { ($0.input, $0.output) }, style: .dots, color: measuredColor),
-                        .init(label: "fitted curve", points: curve, color: fittedColor),
-                    ])
-            ],
-            markers: [.init(x: fit.amplitude.deadZone, label: "dead zone", color: bandColor)])
+            title: title, xLabel: "drive (0…1)", xRange: 0...right, panels: [.init(title: "output (\(unitLabel(unit)))", yRange: 0...top, series: series)],
+            markers: markers)
     }
 
     /// Requested against measured output for every reference played, with the ideal line.

@@ -1,5 +1,9 @@
 import Haptics
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The simulated physics of a device: defaults derived from its description, changed by a
 /// `--model` setting such as `f0=175,q=12,deadzone=0.08,seed=1`.
 ///
@@ -190,6 +194,18 @@ public enum ModelParameters {
 func format(_ value: Double) -> String {
     let rounded = (value * 10000).rounded() / 10000
     return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
+}
+
+/// A number with exactly `digits` decimals (no Foundation here).
+func fixed(_ value: Double, _ digits: Int) -> String {
+    guard value.isFinite else { return "\(value)" }
+    let scale = pow(10, Double(digits))
+    let scaled = Int64((abs(value) * scale).rounded())
+    let whole = scaled / Int64(scale), fraction = scaled % Int64(scale)
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    guard digits > 0 else { return sign + String(whole) }
+    let text = String(fraction)
+    return sign + String(whole) + "." + String(repeating: "0", count: digits - text.count) + text
 }
 
 extension String {

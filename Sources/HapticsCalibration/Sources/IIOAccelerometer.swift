@@ -33,6 +33,8 @@ public struct IIOAccelerometer: Sendable, Hashable {
     public var name: String
     /// The axes found (one to three).
     public var axes: [Axis]
+    /// Conversions per second (`in_accel_sampling_frequency` or `sampling_frequency`), Hz, if the driver says.
+    public var samplingFrequency: Double?
 
     /// The accelerometer in `directory`.
     /// - Throws: ``CalibrationError/sensor(path:problem:)`` naming the file that is missing or unreadable.
@@ -52,6 +54,8 @@ public struct IIOAccelerometer: Sendable, Hashable {
         }
         guard !axes.isEmpty else { throw .sensor(path: directory, problem: "no in_accel_x_raw, in_accel_y_raw or in_accel_z_raw: not an accelerometer") }
         self.axes = axes
+        let rate = try Self.number(first: ["\(directory)/in_accel_sampling_frequency", "\(directory)/sampling_frequency"], what: "sampling frequency")
+        samplingFrequency = rate.flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// The accelerometers under `root`, in device order.

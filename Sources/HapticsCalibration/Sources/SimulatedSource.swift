@@ -20,6 +20,12 @@ public final class SimulatedSource: VibrationSensorSource {
     public let sampleRate: Double
     /// Silence between stimuli, seconds (each stimulus is simulated from rest).
     public var gap = 0.05
+    /// What the simulated backend does to a drive before the model (nil: amplitudes pass through).
+    /// The recording backend passes frames through; setting this makes the model see what a board
+    /// with these limits would send (``DriveEnvelope/limited(_:)``).
+    public var envelope: DriveEnvelope?
+    /// Short events are simulated once: a signed trace at the simulation's rate needs no pooling.
+    public let repetitions = 1
 
     let clock: ManualClock
     let system: HapticSystem
@@ -78,7 +84,11 @@ public final class SimulatedSource: VibrationSensorSource {
         self.model = model
         self.sampleRate = sampleRate
         self.recordingPath = recordingPath
+        envelope = DriveEnvelope.of(description)
     }
+
+    /// The noise amplitude of the simulated sensor, g (√2 × its standard deviation).
+    public func noiseAmplitude() throws(CalibrationError) -> Double { 2.0.squareRoot() * model.noise }
 
     deinit {
         engine.stop()
@@ -94,7 +104,8 @@ public final class SimulatedSource: VibrationSensorSource {
         var traces: [AccelerationTrace] = []
         for (index, (schedule, stimulus)) in zip(schedules, stimuli).enumerated() {
             stimuliPlayed += 1
-            let samples = model.simulate(schedule, duration: stimulus.captureLength, sampleRate: sampleRate, noiseStream: stimuliPlayed)
+            let driven = envelope.map { $0.limited(schedule) } ?? schedule
+            let samples = model.simulate(driven, duration: stimulus.captureLength, sampleRate: sampleRate, noiseStream: stimuliPlayed)
             traces.append(AccelerationTrace(samples: samples, sampleRate: sampleRate))
             progress.report(phase: phase, done: index + 1, total: stimuli.count)
         }

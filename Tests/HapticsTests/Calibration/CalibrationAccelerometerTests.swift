@@ -88,10 +88,14 @@ struct CalibrationAccelerometerTests {
         var thread: Thread?
 
         init(model: DeviceModel) throws {
-            directory = TestSupport.makeTemporaryDirectory("iio-world") + "/iio:device0"
+            // In memory like sysfs: a disk file system makes each of these rewrites an inode allocation.
+            var template = Array("\(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp")/haptics-iio-world-XXXXXX".utf8CString)
+            directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) } + "/iio:device0"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try CalibrationAccelerometerTests.write("adxl345\n", to: directory + "/name")
             try CalibrationAccelerometerTests.write("\(scale)\n", to: directory + "/in_accel_scale")
+            // About what the writer below manages: readings are paced to it, repeats dropped.
+            try CalibrationAccelerometerTests.write("4000\n", to: directory + "/in_accel_sampling_frequency")
             try CalibrationAccelerometerTests.write("0\n", to: directory + "/in_accel_x_raw")
             try CalibrationAccelerometerTests.write("\(Int((9.80665 / scale).rounded()))\n", to: directory + "/in_accel_y_raw")
             try CalibrationAccelerometerTests.write("0\n", to: directory + "/in_accel_z_raw")
@@ -117,7 +121,7 @@ struct CalibrationAccelerometerTests {
                     let raw = Int((acceleration * 9.80665 / scale).rounded())
                     _ = FileManager.default.createFile(atPath: temporary, contents: Data("\(raw)\n".utf8))
                     rename(temporary, path)
-                    usleep(50)
+                    usleep(200)
                 }
             }
             self.thread = thread
@@ -165,18 +169,46 @@ struct CalibrationAccelerometerTests {
         defer { world.stop() }
         let source = AccelerometerSource(
             playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), sensor: try IIOAccelerometer.find(root: world.directory + "/..", request: nil))
-        source.gap = 0.08
         let plan = CalibrationPlan(
             toneDuration: 0.25, steadyWindow: 0.12, gap: 0.08, tapCapture: 0.15, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
             driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
             kickGains: [2], kickFractions: [1])
-        let result = try Calibrator(plan: plan).calibrate(source)
+        let result = try Calibrator(plan: plan).calibrate(source, verify: false)
         let channel = result.profile.channels[0]
         #expect(result.profile.source == .accelerometer)
         let f0 = try #require(channel.resonantFrequency)
         #expect(abs(f0 - 190) <= 5, "fitted f0 \(f0) Hz, truth 190 Hz (the description says 175)")
-        #expect(abs(channel.deadZone - 0.1) <= 0.04, "fitted dead zone \(channel.deadZone), truth 0.1")
+        #expect(abs(channel.deadZone - 0.1) <= 0.04, "fitted dead zone \(channel.deadZone), truth 0.1; measured \(result.measurements[0].amplitude)")
         #expect(abs(channel.fullScaleOutput - 2) <= 0.35, "fitted full scale \(channel.fullScaleOutput) g, truth 2 g")
         print("accelerometer: f0 \(f0) Hz, Q \(channel.qFactor ?? 0), dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g")
+    }
+
+    @Test("an actuator that is still ringing when the next stimulus is due is waited for, and one that never rests is an error")
+    func settling() throws {
+        // Q 200 at 175 Hz: a ring-down time constant of 0.36 s.
+        let model = DeviceModel(channels: [.lra(LRAModel(resonantFrequency: 175, qFactor: 200, deadZone: 0, peakAcceleration: 2))], noise: 0, seed: 1)
+        let world = try World(model: model)
+        let system = TestSupport.recordingSystem(devices: "lra")
+        let backend = try #require(system.backends.first { $0.name == "recording" })
+        let actuator = TappedActuator(inner: try backend.open(deviceID: "recording:lra"), world: world)
+        let device = HapticDevice(actuator: actuator, logger: TestSupport.quietLogger)
+        defer { device.close() }
+        world.start()
+        defer { world.stop() }
+        let source = AccelerometerSource(
+            playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), sensor: try IIOAccelerometer.find(root: world.directory + "/..", request: nil))
+        let probe = ChannelProbe.profile(for: source.device, channel: 0)
+        let tone = Stimulus.tone(intensity: 0.8, sharpness: ChannelProbe.sharpness(for: 175, channel: source.device.channels[0]), duration: 0.3, window: 0.1)
+        // Waited for: the second tone starts only once the first has rung down.
+        source.settleTimeout = 4
+        let start = HapticInstant.monotonicNow()
+        let traces = try source.capture([tone, tone], profile: probe, phase: "settling", progress: SilentProgress())
+        #expect(HapticInstant.monotonicNow().seconds(since: start) > 1.2, "two 0.3 s tones and a ring-down of seconds")
+        #expect(abs(traces[1].amplitude(from: 0, to: 0.05) - traces[0].amplitude(from: 0, to: 0.05)) < 0.2, "the second tone started from rest too")
+        // Never resting within the time allowed: an error that says so.
+        source.settleTimeout = 0.3
+        let error = try #require(throws: CalibrationError.self) { try source.capture([tone, tone], profile: probe, phase: "settling", progress: SilentProgress()) }
+        guard case .notSettling(let message) = error else { Issue.record("\(error)"); return }
+        #expect(message.contains("still read") && message.contains("0.3 s after the last drive"), "\(message)")
     }
 }

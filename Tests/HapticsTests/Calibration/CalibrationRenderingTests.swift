@@ -1,0 +1,68 @@
+import Foundation
+import Haptics
+import Testing
+
+/// How the renderer uses what version 2 of the profile adds: a curve that starts below drive 0,
+/// saturation, and a tap intensity exponent.
+@Suite("Calibration profiles: rendering the response model")
+struct CalibrationRenderingTests {
+    static let erm = DeviceDescription(
+        id: "gpio:rpi-coin-erm:erm", name: "coin ERM", backend: "gpio", actuator: .erm, channels: [ChannelDescription(name: "main", actuator: .erm)],
+        minimumUpdateInterval: 0.002, wakeLatency: 0)
+
+    @Test("drive and output invert each other through an offset curve and a saturation")
+    func inversion() {
+        let channel = ChannelCalibration(name: "main", deadZone: -0.12, responseExponent: 2, fullScaleOutput: 6, saturationOutput: 3.7)
+        for output in [0.1, 0.3, 0.8, 1.4, 2.5] {
+            let drive = channel.drive(forOutput: output, at: 0)
+            #expect(drive > 0 && drive < 1)
+            #expect(abs(channel.output(atDrive: drive, frequency: 0) / output - 1) < 1e-9, "\(output) g → drive \(drive)")
+        }
+        // Beyond the saturation: out of reach.
+        #expect(channel.drive(forOutput: 3.8, at: 0) > 1)
+        // Under what the smallest drive gives (6 × (0.12/1.12)² ≈ 0.069 g): the smallest drive, or nothing.
+        let smallest = channel.output(atDrive: .leastNonzeroMagnitude, frequency: 0)
+        #expect(abs(smallest - 0.0688) < 0.001)
+        #expect(channel.drive(forOutput: 0.05, at: 0) == .leastNonzeroMagnitude)
+        #expect(channel.drive(forOutput: 0.02, at: 0) == 0)
+    }
+
+    @Test("the drive mapper keeps the smallest drive of an offset curve from rounding to nothing")
+    func smallestStep() {
+        let profile = CalibrationProfile(
+            deviceID: nil, deviceName: nil, source: .accelerometer,
+            channels: [ChannelCalibration(name: "main", deadZone: -0.12, responseExponent: 2, fullScaleOutput: 6)], sharpness: .none,
+            transient: .init(duration: 0.06), limits: .init(ratedLevel: 0.4666, overdriveLevel: 1))
+        let mapper = DriveMapper(device: Self.erm, profile: profile)
+        #expect(abs(mapper.drives(intensity: 0.05, sharpness: 0)[0].amplitude - 1.0 / 255) < 1e-12)
+        #expect(mapper.drives(intensity: 0.02, sharpness: 0)[0].amplitude == 0)
+        // Held steadily at most at the backend's rated level, in amplitude, when that is not enough.
+        var weaker = profile
+        weaker.channels[0].fullScaleOutput = 2
+        #expect(DriveMapper(device: Self.erm, profile: weaker).drives(intensity: 1, sharpness: 0)[0].amplitude == 0.4666)
+    }
+
+    @Test("a tap's intensity exponent changes taps and leaves continuous events alone")
+    func tapExponent() throws {
+        var frames: [[EngineRig.Frame]] = []
+        for exponent in [1.0, 0.5] {
+            let rig = try EngineRig()
+            var profile = CalibrationProfile(
+                deviceID: "recording:lra", deviceName: nil, source: .simulated,
+                channels: [ChannelCalibration(name: "main", resonantFrequency: 175, usableBand: 150...200)], sharpness: .frequency,
+                transient: .init(duration: 0.02, intensityExponent: exponent))
+            profile.limits = .init()
+            rig.engine.setProfile(profile, forDevice: "recording:lra")
+            let tap = try rig.engine.makePlayer(with: .transient(intensity: 0.25, sharpness: 0.5))
+            try tap.start(atTime: rig.time(0.01))
+            let tone = try rig.engine.makePlayer(with: .continuous(at: 0, duration: 0.05, intensity: 0.25, sharpness: 0.5))
+            try tone.start(atTime: rig.time(0.1))
+            rig.advance(to: 0.3)
+            frames.append(try rig.frames())
+        }
+        let tapDrive = { (frames: [EngineRig.Frame]) in frames.first { $0.milliseconds >= 10 && $0.amplitudes[0] > 0 }!.amplitudes[0] }
+        let toneDrive = { (frames: [EngineRig.Frame]) in frames.first { $0.milliseconds >= 100 && $0.amplitudes[0] > 0 }!.amplitudes[0] }
+        #expect(abs(tapDrive(frames[0]) - 0.25) < 0.003 && abs(tapDrive(frames[1]) - 0.5) < 0.003, "tap drives \(tapDrive(frames[0])), \(tapDrive(frames[1]))")
+        #expect(toneDrive(frames[0]) == toneDrive(frames[1]))
+    }
+}

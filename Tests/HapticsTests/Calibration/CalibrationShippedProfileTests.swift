@@ -1,0 +1,61 @@
+import Foundation
+import Haptics
+import HapticsCalibration
+import Testing
+
+/// The profiles in `Hardware/profiles/` were made on the simulated benches through the GPIO
+/// backend (`Hardware/profiles/README.md`): each must describe its bench's physics, which is
+/// simulated here offline (no clock, no backend), so a profile made some other way, or left
+/// behind when a model changed, fails.
+@Suite("Calibration: shipped profiles against their benches' physics")
+struct CalibrationShippedProfileTests {
+    /// The shipped profile of each bench that has one.
+    static let benches: [(file: String, preset: BenchPreset)] = [
+        ("gpio_rpi-coin-erm_erm.json", .coinERM),
+        ("gpio_rpi-hbridge-lra_lra.json", .hBridgeLRA),
+    ]
+
+    static func profile(_ file: String) throws -> CalibrationProfile {
+        try ProfileFormat.read(path: TestSupport.packageRoot + "/Hardware/profiles/" + file)
+    }
+
+    @Test("every shipped GPIO profile has a bench, and each bench's profile is shipped")
+    func everyProfileHasABench() throws {
+        let directory = TestSupport.packageRoot + "/Hardware/profiles"
+        // The GPIO boards' files; the evdev ones come from a driver's source, not a measurement.
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("gpio_") && $0.hasSuffix(".json") }.sorted()
+        #expect(files == Self.benches.map(\.file).sorted(), "profiles without a bench (or benches without their profile): \(files)")
+        for (file, preset) in Self.benches {
+            let profile = try Self.profile(file)
+            #expect(profile.deviceID == preset.deviceID && profile.source == .shipped, "\(file)")
+        }
+    }
+
+    @Test("the profile's steady output is its bench's within 10 % across the drives it is held at", arguments: [0, 1])
+    func steadyOutput(_ index: Int) throws {
+        let (file, preset) = Self.benches[index]
+        let channel = try Self.profile(file).channels[0]
+        let truth = BenchTruth(preset: preset)
+        let top = preset.envelope.steadyAmplitudeLimit
+        // Above where a start threshold could leave the actuator at rest.
+        for fraction in [0.25, 0.4, 0.55, 0.7, 0.85, 1.0] {
+            let drive = fraction * top
+            let expected = truth.steadyOutput(amplitude: drive)
+            let predicted = channel.output(atDrive: drive, frequency: 0)
+            #expect(abs(predicted / expected - 1) <= 0.10, "\(file): at drive \(drive) the profile says \(predicted) g, the physics \(expected) g")
+        }
+    }
+
+    @Test("the profile's limits are the backend's envelope, and its spin-up and spin-down are the bench's", arguments: [0, 1])
+    func limitsAndTimes(_ index: Int) throws {
+        let (file, preset) = Self.benches[index]
+        let profile = try Self.profile(file)
+        #expect(abs(profile.limits.ratedLevel - preset.envelope.steadyAmplitudeLimit) < 1e-3, "\(file): rated \(profile.limits.ratedLevel)")
+        #expect(abs(profile.limits.overdriveLevel - preset.envelope.kickAmplitudeLimit) < 1e-3, "\(file): overdrive \(profile.limits.overdriveLevel)")
+        let truth = BenchTruth(preset: preset).timing(amplitude: preset.envelope.steadyAmplitudeLimit)
+        let rise = try #require(profile.channels[0].riseTime), fall = try #require(profile.channels[0].fallTime)
+        // Measured from when the engine asked: a few milliseconds of latency come on top.
+        #expect(abs(rise - truth.rise) <= max(0.25 * truth.rise, 0.012), "\(file): spin-up \(rise) s, physics \(truth.rise) s")
+        #expect(abs(fall - truth.fall) <= max(0.25 * truth.fall, 0.012), "\(file): spin-down \(fall) s, physics \(truth.fall) s")
+    }
+}
