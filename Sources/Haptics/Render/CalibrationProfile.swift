@@ -193,7 +193,7 @@ public struct ChannelCalibration: Sendable, Hashable {
     ///
     /// Where every drive gives output (a negative dead zone), an output under what the smallest
     /// drive gives is rendered as that smallest drive if it asks for at least half of it, else as
-    /// nothing: ``Double/leastNonzeroMagnitude`` stands for "the smallest drive the device has".
+    /// nothing: `Double.leastNonzeroMagnitude` stands for "the smallest drive the device has".
     public func drive(forOutput output: Double, at frequency: Double) -> Double {
         guard output > 0 else { return 0 }
         var target = output

@@ -233,15 +233,17 @@ struct PackagingTests {
         let deb = package.path
         #expect(URL(fileURLWithPath: deb).lastPathComponent.hasPrefix("swift-haptics_0"))
 
+        let shippedProfiles = try FileManager.default.contentsOfDirectory(atPath: TestSupport.packageRoot + "/Hardware/profiles").filter { $0.hasSuffix(".json") }
+        #expect(shippedProfiles.count >= 2)
         let contents = try TestSupport.run("/usr/bin/dpkg-deb", ["--contents", deb])
         #expect(contents.status == 0, "\(contents.output)")
         for file in [
             "./usr/bin/haptic-cal", "./usr/bin/hapticsd", "./usr/lib/haptics/libhaptics-recording.so", "./usr/lib/haptics/haptics-stop-guard",
             "./usr/lib/haptics/swift/libswiftCore.so", "./usr/lib/udev/rules.d/70-haptics-gamepads.rules", "./usr/share/man/man1/haptic-cal.play.1.gz",
             "./usr/share/bash-completion/completions/haptic-cal", "./usr/share/zsh/vendor-completions/_haptic-cal", "./usr/share/fish/vendor_completions.d/haptic-cal.fish",
-            "./usr/share/haptics/profiles/gpio_rpi-drv2603_lra.json", "./usr/share/haptics/boards/rpi-drv2603-lra.json", "./usr/share/doc/swift-haptics/copyright",
+            "./usr/share/haptics/boards/rpi-drv2603-lra.json", "./usr/share/doc/swift-haptics/copyright",
             "./usr/share/dbus-1/system.d/org.swifthaptics.Haptics1.conf", "./usr/lib/systemd/user/hapticsd.service",
-        ] {
+        ] + shippedProfiles.map({ "./usr/share/haptics/profiles/" + $0 }) {
             #expect(contents.output.contains(" " + file + "\n") || contents.output.contains(" " + file + " "), "\(file) is not in the package")
         }
         #expect(!contents.output.contains("installed-files"), "the install manifest is in the package")
