@@ -80,7 +80,7 @@ struct CalibrationBenchTests {
             // Known: the LRA vibrates along one axis at 175 Hz and the sensor reads it at a few
             // hundred hertz, so each reading meets a random phase (scatter 0.7 in power); ten plays
             // pooled leave single references up to 11-21 % off in some runs (7 runs: 3 over 15 %)
-            // while the mean stays within 2.7-3.5 %. Docs/Calibration.md, "What is not solved".
+            // while the mean stays within 2.4-3.5 %. Docs/Calibration.md, "What is not solved".
             withKnownIssue(Comment(rawValue: Self.lraScatter), isIntermittent: true) { #expect(report.maxError <= 0.15, "\(largest)") }
         } else {
             #expect(report.maxError <= 0.15, "\(largest)")
