@@ -4,7 +4,7 @@
 /// two bytes when the report selects "compatible vibration". Adaptive-trigger effects are not rumble and
 /// are not encoded here, so the trigger values of a `RumbleState` are ignored.
 ///
-/// Sources (hid-playstation.c; see /work/shared/hardware/rumble-reports.md): `struct
+/// Sources (the Linux kernel's drivers/hid/hid-playstation.c): `struct
 /// dualsense_output_report_common/_bt/_usb`, the `DS_OUTPUT_*` defines, `dualsense_output_worker`,
 /// `dualsense_get_firmware_info` and the `use_vibration_v2` choice in `dualsense_create`.
 ///

@@ -1,7 +1,7 @@
 /// Sony DualShock 4 (PS4 controller), both generations and the USB wireless adapter.
 ///
-/// Two grip motors, one byte each. Sources (hid-playstation.c; see
-/// /work/shared/hardware/rumble-reports.md): `struct dualshock4_output_report_common/_usb/_bt`,
+/// Two grip motors, one byte each. Sources (the Linux kernel's drivers/hid/hid-playstation.c, which
+/// drives the DualShock 4 since 6.2; hid-sony.c before): `struct dualshock4_output_report_common/_usb/_bt`,
 /// `DS4_OUTPUT_*` defines, `dualshock4_output_worker`.
 ///
 /// ## Layout

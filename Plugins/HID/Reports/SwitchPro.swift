@@ -2,7 +2,7 @@
 ///
 /// Two linear resonant actuators, one per grip, each driven with HD rumble (`SwitchHDRumble`).
 ///
-/// Sources (see /work/shared/hardware/rumble-reports.md): hid-nintendo.c (`struct joycon_rumble_output`,
+/// Sources: the Linux kernel's drivers/hid/hid-nintendo.c (`struct joycon_rumble_output`,
 /// `joycon_subcmd_request`, `JC_SUBCMD_ENABLE_VIBRATION`, the USB init sequence, the rumble tables and
 /// defaults), SDL_hidapi_switch.c (write spacing and refresh), dekuNukem's reverse-engineering notes.
 ///
