@@ -207,28 +207,12 @@ enum EvdevRace {
     }
 
     static func printTable(_ names: [String], _ samples: [[Double]], _ missed: [Int], rounds: Int, seconds: Double) {
-        let stats = Dictionary(uniqueKeysWithValues: zip(names, samples.map { Stats($0) }))
-        let bare = stats[Client.bare]!.p50
-        let sdl = stats[Client.sdl]?.p50
-        var rows: [[String]] = []
-        for (index, name) in names.enumerated() {
-            let median = stats[name]!.p50
-            rows.append([
-                name, "\(samples[index].count)", us(median), us(stats[name]!.p99), String(format: "%.2f×", median / bare),
-                sdl.map { String(format: "%.2f×", median / $0) } ?? "–", "\(missed[index])",
-            ])
-        }
-        table(
-            "Trigger call → EV_FF play read by the uinput pad's driver (\(rounds) rounds, clients alternated, \(String(format: "%.0f", seconds)) s)",
-            ["client", "n", "p50", "p99", "p50 / bare", "p50 / SDL", "missed"], rows)
-        let plugin = stats[Client.plugin]!.p50, device = stats[Client.device]!.p50, prepared = stats[Client.prepared]!.p50
-        func verdict(_ name: String, _ value: Double, _ reference: Double, _ limit: Double) -> String {
-            "\(name) \(String(format: "%.2f", value / reference))× (\(value / reference <= limit ? "met" : "not met"))"
-        }
-        print("goal ≤ 1.5× bare write: " + [verdict("plugin submit", plugin, bare, 1.5), verdict("HapticDevice.submit", device, bare, 1.5), verdict("player.start prepared", prepared, bare, 1.5)].joined(separator: ", "))
-        if let sdl {
-            print("goal faster than SDL2: " + [verdict("plugin submit", plugin, sdl, 0.999), verdict("HapticDevice.submit", device, sdl, 0.999), verdict("player.start prepared", prepared, sdl, 0.999)].joined(separator: ", "))
-        }
+        let results = RaceResults(
+            title: "Trigger call → EV_FF play read by the uinput pad's driver (\(rounds) rounds, clients alternated, \(String(format: "%.0f", seconds)) s)",
+            names: names, samples: samples, missed: missed, bareClient: Client.bare, sdlClient: Client.sdl)
+        results.printGoals(
+            bareLabel: "bare write",
+            [("plugin submit", Client.plugin), ("HapticDevice.submit", Client.device), ("player.start prepared", Client.prepared)])
     }
 }
 

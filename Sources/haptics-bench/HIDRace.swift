@@ -200,25 +200,10 @@ enum HIDRace {
     }
 
     static func printTable(_ names: [String], _ samples: [[Double]], _ missed: [Int], rounds: Int, seconds: Double) {
-        let stats = Dictionary(uniqueKeysWithValues: zip(names, samples.map { Stats($0) }))
-        let bare = stats[Client.bare]!.p50
-        let sdl = stats[Client.sdl]?.p50
-        var rows: [[String]] = []
-        for (index, name) in names.enumerated() {
-            let median = stats[name]!.p50
-            rows.append([
-                name, "\(samples[index].count)", us(median), us(stats[name]!.p99), String(format: "%.2f×", median / bare),
-                sdl.map { String(format: "%.2f×", median / $0) } ?? "–", "\(missed[index])",
-            ])
-        }
-        table(
-            "Trigger call → report at the uhid side (\(rounds) rounds, clients alternated, \(String(format: "%.0f", seconds)) s)",
-            ["client", "n", "p50", "p99", "p50 / bare", "p50 / SDL", "missed"], rows)
-        let prepared = stats[Client.prepared]!.p50, device = stats[Client.device]!.p50
-        print("goal ≤ 1.5× bare hid_write: player.start prepared \(String(format: "%.2f", prepared / bare))× (\(prepared / bare <= 1.5 ? "met" : "not met")), HapticDevice.submit \(String(format: "%.2f", device / bare))× (\(device / bare <= 1.5 ? "met" : "not met"))")
-        if let sdl {
-            print("goal faster than SDL2: player.start prepared \(String(format: "%.2f", prepared / sdl))× (\(prepared < sdl ? "met" : "not met")), HapticDevice.submit \(String(format: "%.2f", device / sdl))× (\(device < sdl ? "met" : "not met"))")
-        }
+        let results = RaceResults(
+            title: "Trigger call → report at the uhid side (\(rounds) rounds, clients alternated, \(String(format: "%.0f", seconds)) s)",
+            names: names, samples: samples, missed: missed, bareClient: Client.bare, sdlClient: Client.sdl)
+        results.printGoals(bareLabel: "bare hid_write", [("player.start prepared", Client.prepared), ("HapticDevice.submit", Client.device)])
     }
 
     // MARK: - Set-up

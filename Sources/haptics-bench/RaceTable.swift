@@ -1,0 +1,42 @@
+import Foundation
+
+/// The results of a latency race (`hid-race`, `evdev-race`): each client's trigger-to-hardware times,
+/// printed as one table against the bare write and SDL2, and the issue's goals judged from them.
+struct RaceResults {
+    /// Each client's statistics, by name, in microseconds.
+    let stats: [String: Stats]
+    /// The bare write's median, µs.
+    let bare: Double
+    /// SDL2's median, µs, when SDL2 ran.
+    let sdl: Double?
+
+    /// Prints the table titled `title`: per client (in `names` order) the samples, p50, p99, p50
+    /// against the bare client's and SDL's, and the rounds it missed.
+    init(title: String, names: [String], samples: [[Double]], missed: [Int], bareClient: String, sdlClient: String) {
+        stats = Dictionary(uniqueKeysWithValues: zip(names, samples.map { Stats($0) }))
+        bare = stats[bareClient]!.p50
+        sdl = stats[sdlClient]?.p50
+        var rows: [[String]] = []
+        for (index, name) in names.enumerated() {
+            let median = stats[name]!.p50
+            rows.append([
+                name, "\(samples[index].count)", us(median), us(stats[name]!.p99), String(format: "%.2f×", median / bare),
+                sdl.map { String(format: "%.2f×", median / $0) } ?? "–", "\(missed[index])",
+            ])
+        }
+        table(title, ["client", "n", "p50", "p99", "p50 / bare", "p50 / SDL", "missed"], rows)
+    }
+
+    /// Prints the goals for `clients` (label, client name): p50 ≤ 1.5× the bare write (called
+    /// `bareLabel`), and faster than SDL2 when it ran.
+    func printGoals(bareLabel: String, _ clients: [(label: String, name: String)]) {
+        func verdict(_ label: String, _ value: Double, _ reference: Double, met: Bool) -> String {
+            "\(label) \(String(format: "%.2f", value / reference))× (\(met ? "met" : "not met"))"
+        }
+        let medians = clients.map { (label: $0.label, value: stats[$0.name]!.p50) }
+        print("goal ≤ 1.5× \(bareLabel): " + medians.map { verdict($0.label, $0.value, bare, met: $0.value / bare <= 1.5) }.joined(separator: ", "))
+        if let sdl {
+            print("goal faster than SDL2: " + medians.map { verdict($0.label, $0.value, sdl, met: $0.value < sdl) }.joined(separator: ", "))
+        }
+    }
+}
