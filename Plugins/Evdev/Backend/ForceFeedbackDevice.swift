@@ -48,13 +48,29 @@ import Glibc
 /// out without a thread hand-over. A device driven by a user-space program (uinput) answers uploads
 /// through that program, which the kernel waits for up to 30 s, and holds the input core's lock on
 /// the node meanwhile: frames that need an upload there, and every frame while the worker is busy,
-/// are handed to the worker (newest state wins). The worker also plays a held effect again every
+/// are handed to the worker through a *delay line* (below). The worker also plays a held effect again every
 /// ``EvdevEffects/ReplayPolicy/refreshMilliseconds`` (see ``EvdevEffects/ReplayPolicy``), and closes
 /// the node of a device that was lost. While the device is awake it looks every refresh interval
 /// whether a drive is held, so a trigger made on the host's thread does not wake it (its wake-up
 /// would compete with the driver for the CPU): only the first play after a wake tells it, after
 /// the play went out; asleep, it sleeps until then.
+///
+/// ## The delay line
+///
+/// A program answers uploads when it gets the CPU, which may be later than a tap lasts (a 20 ms tap,
+/// a busy one-core board). Keeping only the newest state would then lose the tap: asked for and
+/// taken back before the worker could play it. So the worker plays the frames handed to it in the
+/// order they came, each held as long as the host held it, starting when the driver has taken the
+/// one before: late by the driver's answer time, but whole. The line runs until it plays silence
+/// (then the host's frames go out directly again); a `sleep` or `stop` that comes while it runs
+/// joins it, so the device stops and closes once the line has played out. A backlog older than
+/// ``maximumLag`` collapses to its newest state, so a driver that stalls is not replayed from the
+/// past. `close` discards the line: it stops at once.
 final class ForceFeedbackDevice: DeviceDriver {
+    /// How far behind the host the delay line may fall before it keeps only its newest state, ns.
+    static let maximumLag: UInt64 = 250_000_000
+
+
     /// The device as discovered.
     let input: DiscoveredInput
     private let backend: EvdevBackend
@@ -94,6 +110,22 @@ final class ForceFeedbackDevice: DeviceDriver {
         /// What the effect last played, kept across sleeps: the next wake uploads it (silent until
         /// played), so repeating the last trigger needs only a play.
         var lastPlayed: EffectParameters?
+        /// Frames handed to the worker, in the host's order, with when the host asked (monotonic ns);
+        /// nil parameters: stop. See "The delay line".
+        var line: [(parameters: EffectParameters?, at: UInt64)] = []
+        /// While the delay line runs: when the worker began playing its current state, and when the
+        /// host had asked for it (ns). The next state is due the same time later. Nil: not running.
+        var lineClock: (playedAt: UInt64, askedAt: UInt64)?
+
+        /// Whether a frame from the host must join the delay line instead of going out directly.
+        var lineRuns: Bool { busy || !line.isEmpty || lineClock != nil }
+
+        /// Hands `parameters` (nil: stop) to the worker's delay line.
+        mutating func enqueue(_ parameters: EffectParameters?, at now: UInt64) {
+            // Silence twice in a row says nothing new.
+            if parameters == nil, (line.last.map { $0.parameters == nil } ?? (desired == nil)) { return }
+            line.append((parameters, now))
+        }
 
         /// Whether the kernel's state differs from what the host asked for.
         var needsWork: Bool {
@@ -105,7 +137,8 @@ final class ForceFeedbackDevice: DeviceDriver {
 
     /// What the worker does outside the lock.
     private enum Step {
-        case reconcile(fd: Int32, id: Int32, uploaded: EffectParameters?, desired: EffectParameters?, playing: Bool)
+        /// `askedAt`: when the host asked for `desired`, if it came through the delay line.
+        case reconcile(fd: Int32, id: Int32, uploaded: EffectParameters?, desired: EffectParameters?, playing: Bool, askedAt: UInt64?)
         case refresh(fd: Int32, id: Int32)
         case shutdown(fd: Int32, id: Int32, playing: Bool, erase: Bool)
         case exit
@@ -136,13 +169,13 @@ final class ForceFeedbackDevice: DeviceDriver {
         let admitted: Result<Bool, BackendFailure> = shared.wait { state in
             if let lost = state.lost { return .done(.failure(lost)) }
             state.pendingFailure = nil
-            if state.fd >= 0, !state.closeRequested { return .done(.success(false)) }  // awake already
+            if state.fd >= 0 {
+                // Awake, or still open with a close the worker has not begun: cancel the close.
+                state.closeRequested = false
+                return .done(.success(false))
+            }
             if state.busy {
-                if state.closeRequested {
-                    // Still open: cancel the close instead of waiting for it.
-                    state.closeRequested = false
-                    return .done(.success(false))
-                }
+                // The worker is closing the node: wait for it.
                 guard Monotonic.now() < deadline else {
                     return .done(
                         .failure(
@@ -167,11 +200,13 @@ final class ForceFeedbackDevice: DeviceDriver {
     func sleep() throws(BackendFailure) {
         try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
-            state.desired = nil
             guard state.fd >= 0 else { return }
-            if state.busy {
+            if state.lineRuns {
+                // The worker stops and closes once the line has played out.
+                state.enqueue(nil, at: Monotonic.now())
                 state.closeRequested = true
             } else {
+                state.desired = nil
                 try shutdown(&state)
             }
         }
@@ -190,9 +225,12 @@ final class ForceFeedbackDevice: DeviceDriver {
             guard state.fd >= 0, !state.closeRequested else {
                 throw BackendFailure(code: EINVAL, "\(input.id): submit while asleep; wake the device first")
             }
-            state.desired = wanted
             let needsUpload = wanted != nil && wanted != state.uploaded
-            guard !state.busy, !(needsUpload && input.driverIsUserSpace) else { return true }  // the worker does it
+            if state.lineRuns || (needsUpload && input.driverIsUserSpace) {
+                state.enqueue(wanted, at: Monotonic.now())
+                return true  // the worker does it
+            }
+            state.desired = wanted
             try reconcile(&state)
             // Once told, the worker checks an awake device's refresh by itself (see `workerLoop`):
             // waking it on every trigger would only compete with the driver for the CPU. The first
@@ -205,9 +243,15 @@ final class ForceFeedbackDevice: DeviceDriver {
     func stop() throws(BackendFailure) {
         let handedOver = try shared.locked { (state) throws(BackendFailure) -> Bool in
             if let lost = state.lost { throw lost }
-            state.desired = nil
-            let inline = state.fd >= 0 && !state.busy
-            if inline { try reconcile(&state) }
+            let inline = state.fd >= 0 && !state.lineRuns
+            if inline {
+                state.desired = nil
+                try reconcile(&state)
+            } else if state.fd >= 0 {
+                state.enqueue(nil, at: Monotonic.now())
+            } else {
+                state.desired = nil
+            }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
                 throw failure
@@ -220,6 +264,8 @@ final class ForceFeedbackDevice: DeviceDriver {
     func close() {
         shared.locked { state in
             state.desired = nil
+            state.line.removeAll()
+            state.lineClock = nil
             state.terminate = true
             guard state.fd >= 0 else { return }
             if state.busy {
@@ -426,40 +472,53 @@ final class ForceFeedbackDevice: DeviceDriver {
     }
 
     private static func workerLoop(shared: Guarded<State>, input: DiscoveredInput) {
+        // The worker keeps a held drive alive (the refresh before `replay.length` runs out) and makes
+        // the updates the host hands over: starved by busier threads, a held drive would stop early.
+        // Like the HID writer it outranks the engine's scheduler thread (priority 20); without the
+        // privilege it stays a normal thread.
+        PosixThread.requestRealtimeForCurrentThread(priority: 21)
         let refresh = ReplayPolicy.refreshMilliseconds * 1_000_000
         while true {
             let step = shared.wait { state -> Guarded<State>.Decision<Step> in
-                if state.fd >= 0, state.lost != nil || state.closeRequested {
+                // A close waits until the delay line has played out (its last state is the stop).
+                if state.fd >= 0, state.lost != nil || (state.closeRequested && state.line.isEmpty) {
                     let fd = state.fd, id = state.effectID, playing = state.playing, erase = state.lost == nil
                     state.fd = -1
                     state.effectID = -1
                     state.uploaded = nil
                     state.playing = false
                     state.busy = true
+                    state.line.removeAll()
+                    state.lineClock = nil
                     return .done(.shutdown(fd: fd, id: id, playing: playing, erase: erase))
                 }
                 if state.fd < 0 {
                     state.workerPolling = false
+                    state.line.removeAll()
+                    state.lineClock = nil
                     return state.terminate ? .done(.exit) : .sleep
                 }
                 state.workerPolling = true
+                let now = Monotonic.now()
+                let lineDue = advanceLine(&state, now: now)
                 if state.needsWork {
                     state.busy = true
                     return .done(
-                        .reconcile(fd: state.fd, id: state.effectID, uploaded: state.uploaded, desired: state.desired, playing: state.playing))
+                        .reconcile(
+                            fd: state.fd, id: state.effectID, uploaded: state.uploaded, desired: state.desired, playing: state.playing,
+                            askedAt: state.lineClock?.askedAt))
                 }
                 // While the device is awake the worker looks every refresh interval whether a drive is
                 // held, so the host's calls never need to wake it for a play they made themselves.
-                let now = Monotonic.now()
                 if state.playing, state.desired != nil {
                     let due = state.lastPlay + refresh
                     if now >= due {
                         state.busy = true
                         return .done(.refresh(fd: state.fd, id: state.effectID))
                     }
-                    return .sleepUntil(due)
+                    return .sleepUntil(min(due, lineDue ?? due))
                 }
-                return .sleepUntil(now + refresh)
+                return .sleepUntil(min(now + refresh, lineDue ?? .max))
             }
             switch step {
             case .exit:
@@ -485,7 +544,7 @@ final class ForceFeedbackDevice: DeviceDriver {
                         worker(failed: -result, "refresh the effect on", state: &state, input: input)
                     }
                 }
-            case .reconcile(let fd, var id, var uploaded, let desired, var playing):
+            case .reconcile(let fd, var id, var uploaded, let desired, var playing, let askedAt):
                 var error: (Int32, String)?
                 if let desired {
                     if desired != uploaded {
@@ -516,6 +575,9 @@ final class ForceFeedbackDevice: DeviceDriver {
                         state.lastPlay = now
                         state.lastPlayed = uploaded
                     }
+                    // The line's state began when the driver took it: the next one is due as much later
+                    // as the host asked for it later.
+                    if let askedAt, state.lineClock?.askedAt == askedAt { state.lineClock = (playedAt: now, askedAt: askedAt) }
                     if let (code, what) = error {
                         worker(failed: code, what, state: &state, input: input)
                         // Leave it stopped: the host hears of the failure with its next call.
@@ -528,9 +590,30 @@ final class ForceFeedbackDevice: DeviceDriver {
         }
     }
 
+    /// Takes the delay line's next state into `desired` once it is due; returns when the next one
+    /// will be (nil: the line is empty).
+    private static func advanceLine(_ state: inout State, now: UInt64) -> UInt64? {
+        guard !state.line.isEmpty else { return nil }
+        // A backlog the driver fell too far behind on collapses towards its newest state.
+        while state.line.count > 1, now - state.line[1].at > maximumLag { state.line.removeFirst() }
+        let next = state.line[0]
+        var due = now
+        if let clock = state.lineClock, clock.playedAt - min(clock.playedAt, clock.askedAt) <= maximumLag {
+            due = clock.playedAt + (next.at - min(next.at, clock.askedAt))
+        }
+        guard now >= due else { return due }
+        state.line.removeFirst()
+        state.desired = next.parameters
+        // Silence ends the line: the host's frames go out directly again.
+        state.lineClock = next.parameters == nil ? nil : (playedAt: now, askedAt: next.at)
+        return state.line.isEmpty ? nil : now
+    }
+
     /// Records a failure of the worker's call.
     private static func worker(failed code: Int32, _ what: String, state: inout State, input: DiscoveredInput) {
         state.desired = nil
+        state.line.removeAll()
+        state.lineClock = nil
         if code == ENODEV {
             if state.lost == nil {
                 state.lost = BackendFailure(code: ENODEV, "\(input.id): \(input.facts.eventNode) disappeared")
