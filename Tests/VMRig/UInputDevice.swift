@@ -329,6 +329,10 @@ public final class UInputDevice: Sendable {
         func startReader(name: String) {
             state.withLock { $0.readerRunning = true }
             let thread = Thread { [self] in
+                // The reader is the device's driver and its hardware: it must see a play or a stop when
+                // it happens, whatever the code under test keeps busy (its real-time threads included).
+                // Without the privilege it stays a normal thread.
+                VMRig.requestRealtimeForCurrentThread()
                 readLoop()
                 state.withLock { $0.readerRunning = false }
             }

@@ -38,6 +38,16 @@ public enum VMRig {
 
     // MARK: Guest side
 
+    /// Puts the calling thread at `SCHED_FIFO` priority 30, above every real-time thread of the code
+    /// under test (its highest is 21): for the threads that stand in for a device and its hardware
+    /// (a uinput driver, a sensor), which must act when the hardware would, however busy the code
+    /// under test keeps the guest's one CPU. Returns whether it took effect (root or `CAP_SYS_NICE`).
+    @discardableResult
+    public static func requestRealtimeForCurrentThread() -> Bool {
+        var parameters = sched_param(sched_priority: 30)
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+    }
+
     /// Whether this process runs inside the VM rig (`HAPTICS_VM_RIG=1`, set by the rig's `/init`).
     public static var isInsideVM: Bool { environment("HAPTICS_VM_RIG") == "1" }
 

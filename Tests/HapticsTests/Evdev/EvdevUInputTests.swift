@@ -314,6 +314,76 @@ extension GuestKernelTests.Evdev {
             }
         }
 
+        /// Both motors at `amplitude`, now.
+        static func drive(_ amplitude: Double) -> DriveFrame {
+            DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: amplitude), ChannelDrive(amplitude: amplitude)])
+        }
+
+        @Test("a tap shorter than a slow driver's answer is played whole, late, and the device closes after it; the backlog of a stalled driver collapses to its newest state")
+        func tapShorterThanTheDriversAnswer() async throws {
+            try await HIDGuest.onThread {
+                let (pad, _) = try EvdevGuest.plug(.gamepad(name: "swift-haptics uinput tap"))
+                defer { try? pad.destroy() }
+                let system = EvdevGuest.system()
+                let id = EvdevGuest.expectedID(pad)
+                _ = try EvdevGuest.description(system, id: id)
+                let backend = try EvdevGuest.backend(system)
+                let device = try backend.open(deviceID: id)
+                defer { device.close() }
+                try device.wake()
+                // Each upload is answered 80 ms late: longer than the tap lasts.
+                pad.answerUploads { _, _ in
+                    HIDGuest.pause(0.08)
+                    return 0
+                }
+                let before = HIDGuest.now()
+                try device.submit(Self.drive(0.6))
+                HIDGuest.pause(0.02)
+                try device.submit(Self.drive(0))
+                try device.stop()
+                try device.sleep()
+                // The tap: the upload answered, a play, then a stop about the tap's 20 ms later, then the
+                // erase of the close that waited for it.
+                let records = try pad.waitForRecords("the tap, its stop and the erase") { records in
+                    records.contains { if case .erase = $0.event { $0.time >= before } else { false } }
+                }.filter { $0.time >= before }
+                let plays = records.indices.filter { if case .play(_, let count) = records[$0].event { count > 0 } else { false } }
+                let stops = records.indices.filter { if case .play(_, 0) = records[$0].event { true } else { false } }
+                let erases = records.indices.filter { if case .erase = records[$0].event { true } else { false } }
+                let play = try #require(plays.first, "no play: \(records)")
+                let stop = try #require(stops.first { $0 > play }, "no stop after the play: \(records)")
+                let erase = try #require(erases.first)
+                // What was played is the tap's drive, uploaded (answered) before the play.
+                #expect(records[..<play].contains { if case .upload(let effect, _, 0) = $0.event { effect.strong == 0x9999 } else { false } }, "\(records)")
+                let held = HIDGuest.seconds(records[stop].time, since: records[play].time)
+                #expect(HIDGuest.seconds(records[play].time, since: before) >= 0.08, "played before the driver answered: \(records)")
+                #expect(held >= 0.015, "the tap was held \(held * 1000) ms of its 20 ms: \(records)")
+                #expect(erase > stop, "closed before the tap was played out: \(records)")
+                print("evdev: a 20 ms tap behind an 80 ms upload: played \(String(format: "%.1f", HIDGuest.seconds(records[play].time, since: before) * 1000)) ms after submit, held \(String(format: "%.1f", held * 1000)) ms")
+
+                // A driver that stalls for 400 ms behind ten changes: what reaches it after the stall is the
+                // newest state, not the past replayed.
+                try device.wake()
+                pad.answerUploads { _, _ in
+                    HIDGuest.pause(0.4)
+                    return 0
+                }
+                let stalled = HIDGuest.now()
+                for step in 1...10 {
+                    try device.submit(Self.drive(Double(step) / 10))
+                    HIDGuest.pause(0.01)
+                }
+                let after = try pad.waitForRecords("the newest state after the stall", timeout: 20) { records in
+                    records.contains { if case .upload(let effect, _, 0) = $0.event { $0.time >= stalled && effect.strong == 0xFFFF } else { false } }
+                }.filter { $0.time >= stalled }
+                let uploads = after.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.strong } else { nil } }
+                #expect(uploads.count <= 3, "the stalled driver was handed \(uploads.count) uploads one after the other: \(after)")
+                pad.answerUploads(nil)
+                try device.stop()
+                try device.sleep()
+            }
+        }
+
         @Test("the event node is close-on-exec: a program started while the device is prepared does not hold it")
         func descriptorNotInherited() async throws {
             try await HIDGuest.onThread {
