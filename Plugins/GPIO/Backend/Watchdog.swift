@@ -52,6 +52,10 @@ final class Watchdog: Sendable {
     }
 
     private static func run(_ shared: Guarded<State>) {
+        // Its deadlines are safety limits (a kick's end, the continuous-drive cut): they must hold on a
+        // busy machine, so it outranks the engine's scheduler thread (priority 20) and a calibration's
+        // sampling thread, as the HID writers do. Without the privilege it stays a normal thread.
+        PosixThread.requestRealtimeForCurrentThread(priority: 21)
         // It writes to the hardware: the stop guard's handler must run here even on a stack overflow.
         haptics_stop_guard_prepare_thread()
         while let due = shared.wait({ state -> Guarded<State>.Decision<[any DeadlineTarget]?> in
