@@ -57,10 +57,17 @@ public struct AccelerationTrace: Sendable, Hashable {
     /// measures √(A₁² + A₂²) once the window has averaged their beats: the measure the renderer's
     /// power-preserving motor mix keeps constant. For magnitude traces sampled unevenly, twice the
     /// mean squared magnitude stands in for the power.
+    ///
+    /// Only windows that saw most of their span count, so one reading at a trace's edge does not
+    /// stand for a whole window: the power is binned by 1 ms, or by the spacing of the readings
+    /// when the sensor reads slower (a 400 Hz sensor: 2.5 ms), so that "most of the span" means most
+    /// of the readings the sensor could have given there. The spacing is the 90th percentile of the
+    /// intervals, not their median: repetitions pooled by a reader that starts each capture at the
+    /// same pace come in clumps, close together within one and a reading interval apart.
     public func envelopePeak(window: Double = 0.04) -> Double {
         guard samples.count > 1, let last = times.last, let first = times.first, last > first else { return 0 }
-        // Power in 1 ms bins.
-        let bin = 0.001
+        let spacing = readingSpacing
+        let bin = spacing.isFinite ? min(max(0.001, spacing), window / 3) : 0.001
         let count = Int(((last - first) / bin).rounded(.down)) + 1
         var sums = [Double](repeating: 0, count: count), counts = [Double](repeating: 0, count: count)
         let power = sampleRate != nil ? Hilbert.envelopeSquared(samples) : samples.map { 2 * $0 * $0 }
@@ -144,6 +151,14 @@ extension AccelerationTrace {
         guard times.count > 2 else { return .infinity }
         let intervals = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
         return intervals[intervals.count / 2]
+    }
+
+    /// The interval that 90 % of the intervals between samples are shorter than, seconds: how far
+    /// apart readings are where the sensor was read, clumps of pooled repetitions included.
+    var readingSpacing: Double {
+        guard times.count > 2 else { return .infinity }
+        let intervals = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        return intervals[min(intervals.count * 9 / 10, intervals.count - 1)]
     }
 
     /// The longest gap between samples within `start ..< end`, seconds.

@@ -19,8 +19,8 @@ import Glibc
 /// stimulus is waited for; one that never comes to rest within ``settleTimeout`` is an error.
 ///
 /// **Sampling.** Each stimulus starts on the engine's scheduler thread while a sampling thread
-/// reads every axis, paced to the sensor's `sampling_frequency` (twice per conversion, repeated
-/// readings dropped), with `CLOCK_MONOTONIC` stamps on the engine's time base. Each sample is the
+/// reads every axis, paced to the sensor's `sampling_frequency` (twice per conversion; a conversion
+/// read twice is kept once), with `CLOCK_MONOTONIC` stamps on the engine's time base. Each sample is the
 /// magnitude of the deviation from the axes' rest values just before the stimulus, so the sensor
 /// may sit at any angle. A capture with a gap of more than ``longestGap`` seconds between new
 /// readings (the reader or the sensor was held up) is played again, up to twice.
@@ -127,11 +127,14 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
                 gap = max(gap, now.seconds(since: lastRead))
                 lastRead = now
                 reads += 1
-                // The same conversion read twice says nothing new.
-                if sensor.samplingFrequency == nil || values != readings.last {
-                    times.append(now.seconds(since: start))
-                    readings.append(values)
+                // The same conversion read twice says nothing new; a new conversion that reads the
+                // same (a quiet sensor at rest) does, or the trace would thin out where nothing moves.
+                let sinceKept = times.last.map { now.seconds(since: start) - $0 } ?? .infinity
+                if let conversion = sensor.samplingFrequency.map({ 1 / $0 }), values == readings.last, sinceKept < 0.9 * conversion {
+                    return
                 }
+                times.append(now.seconds(since: start))
+                readings.append(values)
             }
             gap = max(gap, end.seconds(since: lastRead))
             withExtendedLifetime(player) {}
@@ -208,9 +211,11 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     }
 
     /// Reads the sensor until `end` or until `body` returns false, paced to twice its conversion
-    /// rate when the driver states it, else every 0.2 ms.
+    /// rate when the driver states it, else every millisecond: a sysfs read of a sensor on I²C or SPI
+    /// takes about that long, and this thread runs at real-time priority, so polling faster would
+    /// only take the CPU from the threads that play (on a one-core board, all of them).
     private func sampleWhile(until end: HapticInstant, _ body: (HapticInstant, SIMD3<Double>) -> Bool) throws(CalibrationError) {
-        let pace = sensor.samplingFrequency.map { 0.5 / $0 } ?? 0.0002
+        let pace = sensor.samplingFrequency.map { 0.5 / $0 } ?? 0.001
         while true {
             let now = HapticInstant.monotonicNow()
             if now >= end { return }

@@ -1,0 +1,47 @@
+import Foundation
+import HapticsCalibration
+import Testing
+
+/// The envelope peak of a short event, read by sensors of every common rate: an ADXL345 or an
+/// MPU-6050 read through sysfs converts at 100–800 Hz, far below an LRA's 175 Hz vibration.
+@Suite("Acceleration traces: envelope peaks from slow sensors")
+struct AccelerationTraceTests {
+    /// A 20 ms tap of 1 g at 175 Hz along one axis, read as magnitudes by a sensor converting at
+    /// `rate` Hz from 0 to 140 ms (zero at rest), `plays` times with random phases, merged in time as
+    /// the accelerometer source pools repetitions.
+    static func tap(rate: Double, plays: Int, seed: UInt64 = 7, clumped: Bool = false) -> AccelerationTrace {
+        var state = seed
+        func uniform() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+        var readings: [(time: Double, magnitude: Double)] = []
+        for _ in 0..<plays {
+            // Clumped: a reader that starts each capture at the same pace meets the conversions at
+            // nearly the same offsets every time.
+            let phase = uniform() * 2 * .pi, offset = uniform() / rate * (clumped ? 0.1 : 1)
+            var time = offset
+            while time < 0.14 {
+                let value = time < 0.02 ? sin(2 * .pi * 175 * time + phase) : 0
+                readings.append((time, abs(value)))
+                time += 1 / rate
+            }
+        }
+        readings.sort { $0.time < $1.time }
+        return AccelerationTrace(times: readings.map(\.time), magnitudes: readings.map(\.magnitude))
+    }
+
+    @Test("a tap read by a slow sensor peaks where a fast one puts it, pooled or read once", arguments: [100.0, 200, 400, 800])
+    func slowSensor(rate: Double) {
+        let reference = Self.tap(rate: 4000, plays: 10).envelopePeak()
+        let pooled = Self.tap(rate: rate, plays: 10).envelopePeak()
+        #expect(reference > 0.3, "a 4 kHz sensor: \(reference) g")
+        #expect(abs(pooled / reference - 1) <= 0.2, "\(rate) Hz, 10 plays pooled: \(pooled) g, 4 kHz: \(reference) g")
+        // Read once, a few readings at random phases: no accuracy to expect, but never nothing.
+        let once = Self.tap(rate: rate, plays: 1, seed: 11).envelopePeak()
+        #expect(once > 0, "\(rate) Hz, one play: \(once) g")
+        // Three plays whose readings come in clumps.
+        let clumps = Self.tap(rate: rate, plays: 3, seed: 5, clumped: true).envelopePeak()
+        #expect(clumps > 0.3 * reference, "\(rate) Hz, three clumped plays: \(clumps) g, 4 kHz: \(reference) g")
+    }
+}
