@@ -25,10 +25,10 @@ extension GuestKernelTests {
             }
         }
 
-        /// One second of changing drive, so reports keep coming on every device.
+        /// 1.6 s of changing drive, so reports keep coming on every device.
         static func steps() throws -> HapticPattern {
             try HapticPattern(
-                events: [0.3, 0.9, 0.5, 1.0, 0.4].enumerated().map { index, intensity in
+                events: [0.3, 0.9, 0.5, 1.0, 0.4, 0.8, 0.6, 0.2].enumerated().map { index, intensity in
                     HapticEvent(
                         eventType: .hapticContinuous,
                         parameters: [.init(parameterID: .hapticIntensity, value: intensity), .init(parameterID: .hapticSharpness, value: 0.5)],
@@ -79,7 +79,9 @@ extension GuestKernelTests {
                     return at
                 }
                 lostPadDestroyed = true
-                #expect(HIDGuest.seconds(unplugged, since: start) < 0.7, "the unplug came \(HIDGuest.seconds(unplugged, since: start)) s into the 1 s pattern")
+                // Mid-pattern: at least two steps (0.2 s each) are still to come on the other device. On a
+                // busy emulated CPU two reports have taken 0.72 s to arrive.
+                #expect(HIDGuest.seconds(unplugged, since: start) < 1.1, "the unplug came \(HIDGuest.seconds(unplugged, since: start)) s into the 1.6 s pattern")
                 try await HIDGuest.wait(for: "the engine to report \(lostID) lost", timeout: 5) {
                     stopped.withLock { $0.contains { $0.reason == .deviceLost(deviceID: lostID) } }
                 }

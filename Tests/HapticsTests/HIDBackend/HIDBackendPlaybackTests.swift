@@ -135,7 +135,7 @@ extension GuestKernelTests {
 
         /// 120 submits 1 ms apart on a thread of their own: far fewer reports, each one a submitted
         /// state in order, spaced; once the burst ends, the newest state follows within one interval
-        /// (nothing queued behind it); then stop. Every submit returns at once.
+        /// (nothing queued behind it); then stop. No submit waits out the spacing.
         static func burst(_ backend: Backend, id: String, pad: UHIDDevice, facts: PadFacts) async throws {
             let start = HIDGuest.now()
             let (states, durations, span, settle) = try await HIDGuest.onThread { () -> ([RumbleState], [UInt64], Double, Double) in
@@ -177,9 +177,13 @@ extension GuestKernelTests {
             #expect(rumble.count >= 2 && rumble.count <= Int(span / facts.interval) + 3, "\(rumble.count) reports for 120 submits in \(span) s")
             // A writer that queued instead of coalescing would still be working through the backlog.
             #expect(settle <= facts.interval + 0.02, "the newest state arrived \(settle * 1000) ms after the burst")
+            // A submit hands the state to the writer and returns: it never waits out the spacing. One
+            // that did would take about an interval each (10–50 ms) and the burst 120 of them; how long
+            // a hand-over takes is the benchmark's business (under emulation, 0.2–4 ms).
             let sorted = durations.sorted()
             let median = Double(sorted[sorted.count / 2]) / 1e6
-            #expect(median < 1, "median submit \(median) ms")
+            #expect(median < facts.interval * 1000 / 2, "median submit \(median) ms, spacing \(facts.interval * 1000) ms")
+            #expect(span < 120 * facts.interval / 2, "120 submits took \(span) s")
             print(
                 "hid-backend: \(facts.controller) burst: 120 submits in \(String(format: "%.0f", span * 1000)) ms -> \(rumble.count) reports, newest state \(String(format: "%.1f", settle * 1000)) ms after the last submit; submit median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", Double(sorted.last!) / 1e6)) ms"
             )
