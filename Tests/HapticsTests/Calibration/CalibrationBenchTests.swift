@@ -105,14 +105,17 @@ struct CalibrationBenchTests {
         #expect(abs(run.result.profile.limits.ratedLevel - truth.steadyAmplitudeLimit) < 1e-3)
         #expect(abs(run.result.profile.limits.overdriveLevel - truth.kickAmplitudeLimit) < 1e-3)
         // Whatever the calibration asked, the PWM the bench saw never stayed above the rated level
-        // for longer than a kick: nothing over it was held as if steady.
+        // for longer than a kick: nothing over it was held as if steady. The bench stamps a write when
+        // its thread reads it, a few milliseconds late on a loaded machine (4 ms over a 10 ms kick
+        // seen in CI; the kick's own bound is pinned against the kernel's PWM history in the VM rig,
+        // `GPIOSafety`); a drive held as if steady would last at least a tone's steady window (150 ms in the quick plan).
         let rated = run.preset.waveform(level: truth.ratedLevel).duty
         var above: Double?
         for (time, waveform) in run.drives {
             let high = waveform.enabled && waveform.duty > rated + 1e-6
             if high, above == nil { above = time }
             if !high, let since = above {
-                #expect(time - since <= truth.kickDuration + 0.004, "\(name): above the rated level for \(time - since) s")
+                #expect(time - since <= truth.kickDuration + 0.02, "\(name): above the rated level for \(time - since) s")
                 above = nil
             }
         }
