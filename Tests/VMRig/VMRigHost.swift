@@ -130,19 +130,23 @@ extension VMRig {
     /// other suites, whose own figures need a quiet machine). They run after the others, alone.
     public static let exclusiveGuestSuiteFilter = #"^HapticsTests\.GuestExclusiveKernelTests(/|$)"#
 
+    /// The `--filter` of the guest-side suites that measure in real time for a minute or more:
+    /// everything nested in the parent suite `GuestRealtimeKernelTests`. They run last, alone.
+    public static let realtimeGuestSuiteFilter = #"^HapticsTests\.GuestRealtimeKernelTests(/|$)"#
+
     /// Boots the VM and runs this test binary (`/proc/self/exe`) inside it with Swift Testing,
     /// once per filter, one pass after the other, writing their event streams into the results
     /// share; returns what the guest tests reported (every pass together).
     ///
     /// - Parameters:
     ///   - filters: Swift Testing `--filter` regular expressions, one pass each (default
-    ///     ``guestSuiteFilter``, then ``exclusiveGuestSuiteFilter``).
+    ///     ``guestSuiteFilter``, then ``exclusiveGuestSuiteFilter``, then ``realtimeGuestSuiteFilter``).
     ///   - kernelArguments: extra kernel command-line words.
     ///   - preparation: shell lines run in the guest before the tests (e.g. `modprobe`s; they
     ///     can use `$HAPTICS_VM_RIG_ROOT`).
     ///   - timeout: the VM is killed after this long.
     public static func runGuestTests(
-        filters: [String] = [guestSuiteFilter, exclusiveGuestSuiteFilter], kernelArguments: [String] = [], preparation: [String] = [],
+        filters: [String] = [guestSuiteFilter, exclusiveGuestSuiteFilter, realtimeGuestSuiteFilter], kernelArguments: [String] = [], preparation: [String] = [],
         timeout: Duration = .seconds(300)
     ) async throws -> GuestTestReport {
         let binary = try SysFS.readLink("/proc/self/exe")

@@ -5,13 +5,14 @@ import Synchronization
 import Testing
 import VMRig
 
-extension GuestKernelTests.Evdev {
+extension GuestRealtimeKernelTests {
     /// Guest side: calibration and verification of devices the evdev backend drives, with the
     /// calibration module as it is (it opens any device the engine opens). The "physics" is the test's:
     /// what the device's uinput driver is playing, turned into what a person feels (interactive) or
-    /// what an accelerometer on it reads (an IIO tree kept up to date by a thread). uinput needs no
-    /// HID driver: this runs in the `hid.ignore_special_drivers=1` boot only (see ``GuestKernelTests/Evdev``).
-    @Suite(.enabled(if: VMRig.ignoresSpecialHIDDrivers, "runs in the ignore_special_drivers boot only"))
+    /// what an accelerometer on it reads (an IIO tree kept up to date by a thread). It calibrates in
+    /// real time, so it runs with the guest to itself (``GuestRealtimeKernelTests``), its tests one at
+    /// a time; uinput needs no HID driver: in the `hid.ignore_special_drivers=1` boot only.
+    @Suite(.serialized, .enabled(if: VMRig.ignoresSpecialHIDDrivers, "runs in the ignore_special_drivers boot only"))
     struct EvdevCalibration {
         /// A square-law motor: felt or measured output `peak × ((d − dead zone) / (1 − dead zone))²` g.
         struct Motor {

@@ -12,7 +12,8 @@ extension GuestKernelTests {
     /// so running them side by side would starve each other and the HID and GPIO suites' timing
     /// checks. Each nested suite also runs in one boot only, so the two boots share the work:
     /// the real drivers' tests (``EvdevKernelDrivers``) and ``EvdevLifecycle`` in the real-drivers
-    /// boot, ``EvdevUInput`` and ``EvdevCalibration`` (uinput needs no HID driver) in the other.
+    /// boot, ``EvdevUInput`` (uinput needs no HID driver) in the other. The calibrations through evdev
+    /// run in real time, alone (``GuestRealtimeKernelTests/EvdevCalibration``).
     @Suite(.serialized) enum Evdev {}
 }
 

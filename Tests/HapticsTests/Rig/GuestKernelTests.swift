@@ -25,7 +25,8 @@ extension Tag {
 /// - runs in the VM automatically: the host-side ``VMRigRunner`` boots the VM twice per
 ///   `swift test` (real HID drivers loaded; `hid.ignore_special_drivers=1`) and runs the test
 ///   binary inside with `--filter '^HapticsTests\.GuestKernelTests(/|$)'`
-///   (``VMRig/guestSuiteFilter``; then ``GuestExclusiveKernelTests`` alone), so every guest-side
+///   (``VMRig/guestSuiteFilter``; then ``GuestExclusiveKernelTests`` alone, then
+///   ``GuestRealtimeKernelTests`` alone), so every guest-side
 ///   suite joins those two boots, and each
 ///   guest failure is reported as a failure of the host test with the guest's message.
 ///
@@ -45,3 +46,14 @@ enum GuestKernelTests {}
     .enabled(if: VMRig.isInsideVM, "guest-side suite: runs only inside the kernel VM rig (the host-side VMRigRunner boots it)"),
     .tags(.kernel))
 enum GuestExclusiveKernelTests {}
+
+/// The parent of the guest-side suites that measure in real time for a minute or more (a
+/// calibration through an accelerometer): in each boot they run last, in a third pass of the test
+/// binary (``VMRig/realtimeGuestSuiteFilter``), with the guest's one CPU to themselves. Beside the
+/// other suites, their real-time threads (a sampler, a simulated sensor) starved the others' normal
+/// threads (a HID submit took 5 ms instead of 0.2) and were starved in turn (the calibration took
+/// 146 s instead of 83). Same conventions as ``GuestKernelTests``.
+@Suite(
+    .enabled(if: VMRig.isInsideVM, "guest-side suite: runs only inside the kernel VM rig (the host-side VMRigRunner boots it)"),
+    .tags(.kernel))
+enum GuestRealtimeKernelTests {}
