@@ -17,4 +17,6 @@ HAPTICS_PIN(HAPTICS_BACKEND_V1_MIN_SIZE == 40 + 10 * sizeof(void *));
 HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 11 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_device_info_v1, kick_max_ns) == 24);
 HAPTICS_PIN(offsetof(haptics_device_info_v1, physical_id) == 48);
-HAPTICS_PIN(sizeof(haptics_device_info_v1) == 560);
+/* 1.2 */
+HAPTICS_PIN(offsetof(haptics_device_info_v1, period_step_ns) == 560);
+HAPTICS_PIN(sizeof(haptics_device_info_v1) == 568);

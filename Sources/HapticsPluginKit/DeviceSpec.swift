@@ -65,6 +65,8 @@ public struct DeviceSpec: Sendable, Hashable {
     public var unavailableReason: String?
     /// What the backend does to a drive, or nil when it passes amplitudes through.
     public var envelope: EnvelopeSpec?
+    /// The device plays frequencies as whole periods of this many nanoseconds (0: any frequency).
+    public var periodStepNanoseconds: UInt64 = 0
 
     /// A device description.
     public init(
@@ -94,6 +96,7 @@ public struct DeviceSpec: Sendable, Hashable {
             info.flags |= HAPTICS_DEVICE_UNAVAILABLE.rawValue
             copyCString(unavailableReason, into: &info.unavailable_reason)
         }
+        info.period_step_ns = periodStepNanoseconds
         if let envelope {
             info.flags |= HAPTICS_DEVICE_HAS_ENVELOPE.rawValue
             info.amplitude_offset = envelope.amplitudeOffset

@@ -51,11 +51,14 @@ struct DiscoveredInput: Sendable {
         } else if faccessat(AT_FDCWD, facts.eventNode, R_OK | W_OK, AT_EACCESS) != 0, errno == EACCES || errno == EPERM {
             unavailable = EvdevBackend.permissionMessage(id: id, path: facts.eventNode, name: name)
         }
-        return DeviceSpec(
+        var spec = DeviceSpec(
             id: id, name: name, actuator: strategy == .dualRumble ? HAPTICS_ACTUATOR_DUAL_RUMBLE : Self.kind(traits.actuator),
             channels: channels(), minimumUpdateIntervalNanoseconds: UInt64(traits.minimumIntervalMilliseconds) * 1_000_000,
             wakeLatencyNanoseconds: wakeLatencyNanoseconds, physicalID: facts.physicalID, preference: Self.preference,
             unavailableReason: unavailable)
+        // `ff_periodic_effect.period` is whole milliseconds: 166.7 Hz and 200 Hz, nothing between.
+        if strategy == .periodic { spec.periodStepNanoseconds = 1_000_000 }
+        return spec
     }
 
     /// Typical frequencies of a pad's motors at full speed (as the `hid` backend states them): the

@@ -56,6 +56,8 @@
  *        `haptics_device_info_v1`: the physical device behind a listing, the
  *        backend's preference for it, why it is unavailable, and the drive
  *        envelope (offset, rated and kick levels, kick window, continuous limit).
+ *   1.2  `period_step_ns` appended to `haptics_device_info_v1`: frequencies
+ *        played as whole periods.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -211,6 +213,12 @@ typedef struct haptics_device_info_v1 {
     char physical_id[HAPTICS_PATH_SIZE];
     /** With HAPTICS_DEVICE_UNAVAILABLE: why the device cannot be used and the fix. NUL-terminated. */
     char unavailable_reason[HAPTICS_PATH_SIZE];
+    /**
+     * (1.2) The device plays a channel's frequency as a period in whole multiples of this many
+     * nanoseconds (evdev's FF_PERIODIC: 1 ms, so 166.7 Hz and 200 Hz but nothing between), and the
+     * host sends only such frequencies. 0: any frequency within the channel's range.
+     */
+    uint64_t period_step_ns;
 } haptics_device_info_v1;
 
 /** The drive state of one channel. */

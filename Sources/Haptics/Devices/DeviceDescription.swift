@@ -76,12 +76,16 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
     /// The ids of other backends' listings of the same physical device, hidden behind this one by
     /// ``HapticSystem/devices()`` (see ``physicalID``).
     public var alternatives: [String]
+    /// The device plays a channel's frequency as a period in whole multiples of this many seconds
+    /// (evdev's `FF_PERIODIC`: 0.001 s, so 166.7 Hz and 200 Hz but nothing between); `nil` when any
+    /// frequency within a channel's range plays. See ``playedFrequency(_:within:)``.
+    public var periodStep: Double?
 
     /// A device description.
     public init(
         id: String, name: String, backend: String, actuator: ActuatorKind, channels: [ChannelDescription],
         minimumUpdateInterval: Double, wakeLatency: Double, physicalID: String? = nil, preference: Int = 0,
-        unavailableReason: String? = nil, envelope: DriveEnvelope? = nil, alternatives: [String] = []
+        unavailableReason: String? = nil, envelope: DriveEnvelope? = nil, alternatives: [String] = [], periodStep: Double? = nil
     ) {
         self.id = id
         self.name = name
@@ -95,8 +99,25 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
         self.unavailableReason = unavailableReason
         self.envelope = envelope
         self.alternatives = alternatives
+        self.periodStep = periodStep
     }
 
     /// Whether the device can be used now (``unavailableReason`` is `nil`).
     public var isAvailable: Bool { unavailableReason == nil }
+
+    /// The frequency in Hz the device really plays when asked for `frequency` Hz: with a
+    /// ``periodStep``, the frequency of the nearest whole period, kept within `range` when a whole
+    /// period lies in it; otherwise `frequency` itself. A profile's frequency map is looked up there,
+    /// and calibration measures there, so what is rendered is what was measured.
+    public func playedFrequency(_ frequency: Double, within range: ClosedRange<Double>? = nil) -> Double {
+        guard let step = periodStep, step > 0, frequency > 0, frequency.isFinite else { return frequency }
+        var periods = max((1 / (frequency * step)).rounded(), 1)
+        if let range, range.lowerBound > 0 {
+            // The whole periods whose frequency lies in the range (a little slack for rounding: 5 ms is 200 Hz).
+            let fewest = max((1 / (range.upperBound * step) - 1e-9).rounded(.up), 1)
+            let most = (1 / (range.lowerBound * step) + 1e-9).rounded(.down)
+            if fewest <= most { periods = min(max(periods, fewest), most) }
+        }
+        return 1 / (periods * step)
+    }
 }

@@ -162,7 +162,8 @@ extension ChannelDescription {
 }
 
 extension DeviceDescription {
-    /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the envelope.
+    /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the
+    /// envelope, the period step.
     mutating func apply(_ info: haptics_device_info_v1) {
         let physical = cString(info.physical_id)
         physicalID = physical.isEmpty ? nil : physical
@@ -171,6 +172,8 @@ extension DeviceDescription {
             let reason = cString(info.unavailable_reason)
             unavailableReason = reason.isEmpty ? "the backend says the device cannot be used now" : reason
         }
+        // A period step outside 1 µs … 1 s is no whole-period device the engine could drive: not stated.
+        periodStep = (1_000...1_000_000_000).contains(info.period_step_ns) ? Double(info.period_step_ns) / 1e9 : nil
         if info.flags & HAPTICS_DEVICE_HAS_ENVELOPE.rawValue != 0 {
             func seconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e9 }
             // The decimal the plugin wrote (0.6), not the float's binary neighbour (0.6000000238):

@@ -56,7 +56,9 @@ public struct DriveMapper: Sendable, Hashable {
         case .frequency:
             for (index, channel) in profile.channels.enumerated() {
                 guard let band = channel.usableBand, band.lowerBound > 0 else { continue }
-                let frequency = band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness)
+                // What the device will play: a device that plays whole periods cannot play every
+                // frequency of the band, and the profile's map holds outputs where it can.
+                let frequency = device.playedFrequency(band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness), within: band)
                 drive(index, output: target, frequency: frequency)
             }
         case .motorMix(let low, let high):

@@ -118,15 +118,23 @@ struct SensorSweep<Source: VibrationSensorSource> {
             let drive = plan.sweepDrive * top
             measurement.sweepDrive = drive
             let count = max(plan.coarseFrequencies, 3)
-            let coarse = (0..<count).map { range.lowerBound * pow(range.upperBound / range.lowerBound, Double($0) / Double(count - 1)) }
+            // At frequencies the device really plays (a device that plays whole periods has gaps), once each.
+            let device = source.device
+            func playable(_ frequencies: [Double], besides taken: [Double] = []) -> [Double] {
+                var result: [Double] = []
+                for frequency in frequencies.map({ device.playedFrequency($0, within: range) })
+                where !(result + taken).contains(where: { abs($0 - frequency) < 1e-6 }) { result.append(frequency) }
+                return result
+            }
+            let coarse = playable((0..<count).map { range.lowerBound * pow(range.upperBound / range.lowerBound, Double($0) / Double(count - 1)) })
             let coarseOutputs = try outputs(
                 coarse.map { tone(drive: drive, frequency: $0, channel: description, duration: duration) }, "\(description.name): frequency sweep"
             ).map(\.amplitude)
             var sweep = zip(coarse, coarseOutputs).map { ResponsePoint(input: $0, output: $1) }
             let peak = coarseOutputs.indices.max { coarseOutputs[$0] < coarseOutputs[$1] }!
-            let low = coarse[max(peak - 2, 0)], high = coarse[min(peak + 2, count - 1)]
+            let low = coarse[max(peak - 2, 0)], high = coarse[min(peak + 2, coarse.count - 1)]
             let fineCount = max(plan.fineFrequencies, 2)
-            let fine = (0..<fineCount).map { low + (high - low) * Double($0 + 1) / Double(fineCount + 1) }
+            let fine = playable((0..<fineCount).map { low + (high - low) * Double($0 + 1) / Double(fineCount + 1) }, besides: coarse)
             let fineOutputs = try outputs(
                 fine.map { tone(drive: drive, frequency: $0, channel: description, duration: duration) }, "\(description.name): fine sweep"
             ).map(\.amplitude)

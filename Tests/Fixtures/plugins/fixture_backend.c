@@ -109,6 +109,7 @@ FIXTURE_FN int describe(void *instance, const char *id, haptics_device_info_v1 *
     mine.max_continuous_ns = 5000000000ull;
     mine.rest_ns = 20000000;
     snprintf(mine.physical_id, sizeof mine.physical_id, "fixture:physical");
+    mine.period_step_ns = 2000000;
     uint32_t host_size = info->struct_size;
     memcpy(info, &mine, host_size < sizeof mine ? host_size : sizeof mine);
     info->struct_size = host_size;

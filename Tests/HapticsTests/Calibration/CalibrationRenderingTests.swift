@@ -42,6 +42,42 @@ struct CalibrationRenderingTests {
         #expect(DriveMapper(device: Self.erm, profile: weaker).drives(intensity: 1, sharpness: 0)[0].amplitude == 0.4666)
     }
 
+    /// A vibrator behind evdev's `FF_PERIODIC`: periods in whole milliseconds (166.7 Hz, 200 Hz, nothing between).
+    static let periodic = DeviceDescription(
+        id: "evdev:virtual:lra", name: "periodic vibrator", backend: "evdev", actuator: .lra,
+        channels: [ChannelDescription(name: "main", actuator: .lra, frequencyRange: 40...500)], minimumUpdateInterval: 0.001, wakeLatency: 0,
+        periodStep: 0.001)
+
+    @Test("a device that plays whole periods is sent, and its profile read at, the frequency it plays, within the band")
+    func wholePeriods() {
+        let device = Self.periodic
+        #expect(abs(device.playedFrequency(181.2) - 1000.0 / 6) < 1e-9)
+        #expect(abs(device.playedFrequency(190) - 200) < 1e-9)
+        // Kept within the band where a whole period lies in it: 6 ms (166.7 Hz) is the only one in 160…180 Hz.
+        #expect(abs(device.playedFrequency(179, within: 160...180) - 1000.0 / 6) < 1e-9)
+        #expect(abs(device.playedFrequency(200, within: 160...200) - 200) < 1e-9)
+        // Between two whole periods (171…180 Hz holds none): the nearest.
+        #expect(abs(device.playedFrequency(175, within: 171...180) - 1000.0 / 6) < 1e-9)
+        var free = device
+        free.periodStep = nil
+        #expect(free.playedFrequency(181.2) == 181.2)
+
+        // A band of 166.6–197.1 Hz: sharpness 0.5 asks for 181.2 Hz, which this device plays as 166.7 Hz,
+        // where the map says full output; read at 181.2 Hz the map would say 0.87 and the tone would come
+        // out 15 % strong (it did, before).
+        let profile = CalibrationProfile(
+            deviceID: device.id, deviceName: nil, source: .accelerometer,
+            channels: [
+                ChannelCalibration(
+                    name: "main", fullScaleOutput: 2, resonantFrequency: 160.7,
+                    frequencyResponse: [.init(frequency: 1000.0 / 6, relativeOutput: 1), .init(frequency: 200, relativeOutput: 0.73)], usableBand: 166.6...197.1)
+            ], sharpness: .frequency, transient: .init(duration: 0.02), limits: .init())
+        let drive = DriveMapper(device: device, profile: profile).drives(intensity: 0.5, sharpness: 0.5)[0]
+        #expect(abs(drive.frequency - 1000.0 / 6) < 1e-9)
+        #expect(abs(profile.channels[0].output(atDrive: drive.amplitude, frequency: drive.frequency) - 0.5 * CalibrationProfile.referenceOutput) < 1e-9)
+        #expect(abs(drive.amplitude - 0.5 * CalibrationProfile.referenceOutput / 2) < 1e-9)
+    }
+
     @Test("a tap's intensity exponent changes taps and leaves continuous events alone")
     func tapExponent() throws {
         var frames: [[EngineRig.Frame]] = []

@@ -17,7 +17,7 @@ struct PluginABICompatibilityTests {
         let backend = try PluginLoader(logger: TestSupport.quietLogger).load(path: try fixtures().directory + "/libhaptics-fixture-abi10.so")
         let device = try #require(try backend.devices().first)
         #expect(device.id == "fixture:c")
-        #expect(device.physicalID == nil && device.envelope == nil && device.preference == 0 && device.isAvailable)
+        #expect(device.physicalID == nil && device.envelope == nil && device.preference == 0 && device.isAvailable && device.periodStep == nil)
         let actuator = try backend.open(device)
         try actuator.wake()
         try actuator.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 0.5)]))
@@ -26,7 +26,7 @@ struct PluginABICompatibilityTests {
         actuator.close()
     }
 
-    @Test("this build's describe reaches the host: physical id, preference, drive envelope")
+    @Test("this build's describe reaches the host: physical id, preference, drive envelope, period step")
     func newPluginNewHost() throws {
         let backend = try PluginLoader(logger: TestSupport.quietLogger).load(path: try fixtures().directory + "/libhaptics-fixture-good.so")
         let device = try #require(try backend.devices().first)
@@ -34,6 +34,8 @@ struct PluginABICompatibilityTests {
         #expect(device.preference == 7)
         #expect(device.envelope == DriveEnvelope(amplitudeOffset: 0.25, ratedLevel: 0.5, kickLevel: 1, kickDuration: 0.03, maxContinuousDuration: 5, restDuration: 0.02))
         #expect(device.envelope?.steadyAmplitudeLimit == 1.0 / 3.0)
+        // ABI 1.2: frequencies played as whole periods of 2 ms.
+        #expect(device.periodStep == 0.002)
     }
 
     @Test("a plugin of a later 1.x (a longer table) loads in this host, which uses what it knows")
@@ -72,7 +74,7 @@ struct PluginABICompatibilityTests {
         if plugin.contains("abi10") {
             #expect(output.contains("describe: not offered"), "\(output)")
         } else {
-            #expect(output.contains("describe (\(560 + 32) bytes): 0, struct_size \(560 + 32)"), "\(output)")
+            #expect(output.contains("describe (\(568 + 32) bytes): 0, struct_size \(568 + 32)"), "\(output)")
             #expect(output.contains("describe (48 bytes): 0, struct_size 48"), "\(output)")
         }
         if plugin.contains("fixture-good") { #expect(output.contains("physical id: 'fixture:physical'"), "\(output)") }
