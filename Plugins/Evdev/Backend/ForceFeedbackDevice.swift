@@ -63,7 +63,9 @@ import Glibc
 /// order they came, each held as long as the host held it, starting when the driver has taken the
 /// one before: late by the driver's answer time, but whole. The line runs until it plays silence
 /// (then the host's frames go out directly again); a `sleep` or `stop` that comes while it runs
-/// joins it, so the device stops and closes once the line has played out. A backlog older than
+/// joins it, so the device stops and closes once the line has played out. (An in-kernel driver
+/// answers at once: its frames go out directly, or, while the worker is busy, newest state wins.)
+/// A backlog older than
 /// ``maximumLag`` collapses to its newest state, so a driver that stalls is not replayed from the
 /// past. `close` discards the line: it stops at once.
 final class ForceFeedbackDevice: DeviceDriver {
@@ -201,9 +203,12 @@ final class ForceFeedbackDevice: DeviceDriver {
         try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
             guard state.fd >= 0 else { return }
-            if state.lineRuns {
+            if input.driverIsUserSpace, state.lineRuns {
                 // The worker stops and closes once the line has played out.
                 state.enqueue(nil, at: Monotonic.now())
+                state.closeRequested = true
+            } else if state.busy {
+                state.desired = nil
                 state.closeRequested = true
             } else {
                 state.desired = nil
@@ -226,11 +231,14 @@ final class ForceFeedbackDevice: DeviceDriver {
                 throw BackendFailure(code: EINVAL, "\(input.id): submit while asleep; wake the device first")
             }
             let needsUpload = wanted != nil && wanted != state.uploaded
-            if state.lineRuns || (needsUpload && input.driverIsUserSpace) {
+            if input.driverIsUserSpace, state.lineRuns || needsUpload {
                 state.enqueue(wanted, at: Monotonic.now())
-                return true  // the worker does it
+                return true  // the worker does it, through the delay line
             }
             state.desired = wanted
+            // An in-kernel driver takes an update in microseconds: while the worker is busy (a
+            // refresh), it applies the newest state right after.
+            guard !state.busy else { return true }
             try reconcile(&state)
             // Once told, the worker checks an awake device's refresh by itself (see `workerLoop`):
             // waking it on every trigger would only compete with the driver for the CPU. The first
@@ -243,14 +251,13 @@ final class ForceFeedbackDevice: DeviceDriver {
     func stop() throws(BackendFailure) {
         let handedOver = try shared.locked { (state) throws(BackendFailure) -> Bool in
             if let lost = state.lost { throw lost }
-            let inline = state.fd >= 0 && !state.lineRuns
-            if inline {
-                state.desired = nil
-                try reconcile(&state)
-            } else if state.fd >= 0 {
+            let lined = input.driverIsUserSpace && state.fd >= 0 && state.lineRuns
+            let inline = state.fd >= 0 && !state.busy && !lined
+            if lined {
                 state.enqueue(nil, at: Monotonic.now())
             } else {
                 state.desired = nil
+                if inline { try reconcile(&state) }
             }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
