@@ -65,9 +65,8 @@ import Glibc
 /// (then the host's frames go out directly again); a `sleep` or `stop` that comes while it runs
 /// joins it, so the device stops and closes once the line has played out. (An in-kernel driver
 /// answers at once: its frames go out directly, or, while the worker is busy, newest state wins.)
-/// A backlog older than
-/// ``maximumLag`` collapses to its newest state, so a driver that stalls is not replayed from the
-/// past. `close` discards the line: it stops at once.
+/// A backlog older than ``maximumLag`` collapses to its newest state, so a driver that stalls is
+/// not replayed from the past. `close` discards the line: it stops at once.
 final class ForceFeedbackDevice: DeviceDriver {
     /// How far behind the host the delay line may fall before it keeps only its newest state, ns.
     static let maximumLag: UInt64 = 250_000_000
