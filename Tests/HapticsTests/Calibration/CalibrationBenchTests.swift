@@ -105,20 +105,23 @@ struct CalibrationBenchTests {
         #expect(abs(run.result.profile.limits.ratedLevel - truth.steadyAmplitudeLimit) < 1e-3)
         #expect(abs(run.result.profile.limits.overdriveLevel - truth.kickAmplitudeLimit) < 1e-3)
         // Whatever the calibration asked, the PWM the bench saw never stayed above the rated level
-        // for longer than a kick: nothing over it was held as if steady. The bench stamps a write when
-        // its thread reads it, a few milliseconds late on a loaded machine (4 ms over a 10 ms kick
-        // seen in CI; the kick's own bound is pinned against the kernel's PWM history in the VM rig,
-        // `GPIOSafety`); a drive held as if steady would last at least a tone's steady window (150 ms in the quick plan).
+        // for a steady measurement: nothing over it was held as if steady (a tone is read over its
+        // steady window, 150 ms in the quick plan). The kick's own bound is not this test's: the bench
+        // stamps a write when its thread gets to read it, up to tens of milliseconds late on a loaded
+        // machine (a 10 ms kick seen for 14-36 ms), so it is pinned against the kernel's PWM history
+        // in the VM rig instead (`GPIOSafety`, "above the rated level only during a kick").
         let rated = run.preset.waveform(level: truth.ratedLevel).duty
-        var above: Double?
+        var above: Double?, longest = 0.0
         for (time, waveform) in run.drives {
             let high = waveform.enabled && waveform.duty > rated + 1e-6
             if high, above == nil { above = time }
             if !high, let since = above {
-                #expect(time - since <= truth.kickDuration + 0.02, "\(name): above the rated level for \(time - since) s")
+                longest = max(longest, time - since)
                 above = nil
             }
         }
+        #expect(longest < CalibrationPlan.quick.steadyWindow, "\(name): above the rated level for \(longest) s")
+        print("\(name): above the rated level at most \(String(format: "%.1f", longest * 1000)) ms as the bench saw it (kick \(String(format: "%.0f", truth.kickDuration * 1000)) ms)")
     }
 
     @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
