@@ -23,7 +23,9 @@ import Glibc
 /// read twice is kept once), with `CLOCK_MONOTONIC` stamps on the engine's time base. Each sample is the
 /// magnitude of the deviation from the axes' rest values just before the stimulus, so the sensor
 /// may sit at any angle. A capture with a gap of more than ``longestGap`` seconds between new
-/// readings (the reader or the sensor was held up) is played again, up to twice.
+/// readings (the reader or the sensor was held up) is played again, after a pause that grows each
+/// time (0.25 s, 0.5 s, …), up to ``captureAttempts`` times in all: a busy moment passes, a sensor
+/// too slow for the capture does not.
 ///
 /// Sysfs sampling is slow and uneven (hundreds of hertz over I²C), far below an LRA's frequency;
 /// amplitudes come from the RMS of many samples at effectively random phases, which does not
@@ -50,6 +52,8 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     public var minimumSamples = 20
     /// The longest gap between readings a capture may have, seconds.
     public var longestGap = 0.02
+    /// How many times a capture is played before a gap in its readings is an error.
+    public static let captureAttempts = 5
     /// How many times short events are played and pooled: ``linearRepetitions`` once a steady tone
     /// has shown a vibration along one axis, else ``turningRepetitions``.
     public var repetitions: Int { (vibrationScatter ?? 0) > 0.4 ? linearRepetitions : turningRepetitions }
@@ -144,12 +148,15 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
                 noteScatter(trace, stimulus: stimulus, baseline: baseline)
                 return trace
             }
-            guard attempt < 3 else {
+            guard attempt < Self.captureAttempts else {
                 throw .sensor(
                     path: sensor.directory,
-                    problem: "only \(reads) readings in \(format(stimulus.captureLength)) s, with a gap of \(format(gap * 1000)) ms; "
-                        + "the sensor reads too slowly or the system is too busy (raise its sampling_frequency, or stop other work)")
+                    problem: "only \(reads) readings in \(format(stimulus.captureLength)) s, with a gap of \(format(gap * 1000)) ms, "
+                        + "\(attempt) times in a row; the sensor reads too slowly or the system is too busy (raise its sampling_frequency, or stop other work)")
             }
+            // Whatever held the reader up (a burst of other work, a busy host) may still be going on:
+            // give it a moment more before each new attempt.
+            RealtimePlayback.sleep(until: HapticInstant.monotonicNow().advanced(bySeconds: 0.25 * Double(attempt)))
         }
     }
 
