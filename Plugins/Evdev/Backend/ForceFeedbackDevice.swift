@@ -71,7 +71,6 @@ final class ForceFeedbackDevice: DeviceDriver {
     /// How far behind the host the delay line may fall before it keeps only its newest state, ns.
     static let maximumLag: UInt64 = 250_000_000
 
-
     /// The device as discovered.
     let input: DiscoveredInput
     private let backend: EvdevBackend
