@@ -79,8 +79,6 @@ public final class SimulatedBench: Sendable {
                 // The bench is the physical world: it must follow a write when the write is made,
                 // however busy the code under test keeps the machine, so it runs above every
                 // real-time thread of that code (the engine's scheduler 20, the GPIO watchdog 21).
-                // Below them (it was 10), a 10 ms kick reached the model 14-36 ms long on a loaded
-                // machine, and an LRA's taps read 7-17 % strong in one run and 6-18 % weak in the next.
                 PosixThread.requestRealtimeForCurrentThread(priority: 30)
                 world(watch: watch)
                 close(watch)
