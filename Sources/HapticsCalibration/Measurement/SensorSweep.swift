@@ -122,8 +122,10 @@ struct SensorSweep<Source: VibrationSensorSource> {
             let device = source.device
             func playable(_ frequencies: [Double], besides taken: [Double] = []) -> [Double] {
                 var result: [Double] = []
-                for frequency in frequencies.map({ device.playedFrequency($0, within: range) })
-                where !(result + taken).contains(where: { abs($0 - frequency) < 1e-6 }) { result.append(frequency) }
+                for frequency in frequencies.map({ device.playedFrequency($0, within: range) }) {
+                    let same = { (other: Double) in abs(other - frequency) < 1e-6 }
+                    if !result.contains(where: same), !taken.contains(where: same) { result.append(frequency) }
+                }
                 return result
             }
             let coarse = playable((0..<count).map { range.lowerBound * pow(range.upperBound / range.lowerBound, Double($0) / Double(count - 1)) })

@@ -48,8 +48,8 @@ struct AccelerationTraceTests {
 
     /// Ten plays pooled at 400 Hz, where a busy machine held the reader up over the tap in nine of
     /// them: the trace is dense around the tap and sparse over it (one play's readings), so no window
-    /// over the tap saw most of its 1 ms bins. Measured as nothing before the coverage rule became
-    /// relative; a guest under emulation read 3 of 29 short events so.
+    /// over the tap held readings in most of its 1 ms bins. Measured as nothing before each reading
+    /// stood for the time halfway to its neighbours; a guest under emulation read 3 of 29 short events so.
     @Test("a tap over which the reader was held up in most plays still reads")
     func heldUpReader() {
         let reference = Self.tap(rate: 4000, plays: 10).envelopePeak()
