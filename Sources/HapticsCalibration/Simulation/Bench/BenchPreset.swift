@@ -71,7 +71,7 @@ public struct BenchPreset: Sendable, Hashable {
     /// `rpi-coin-erm` board. The motor breaks away at 1.1 V, below the board's dead zone (1.25 V),
     /// so every non-zero amplitude starts it, and the smallest already gives output.
     public static let coinERM = BenchPreset(
-        name: "coin-erm", title: "10 mm coin ERM on a MOSFET from 5 V (rpi-coin-erm), ADXL345 at 400 Hz",
+        name: "coin-erm", title: "10 mm coin ERM on a MOSFET from 5 V (rpi-coin-erm), ADXL345 at 800 Hz",
         board: """
             {
               "format": 1,
@@ -104,7 +104,8 @@ public struct BenchPreset: Sendable, Hashable {
                 ratedVoltage: 3, ratedSpeed: 200, ratedCurrent: 0.085, stallCurrent: 0.2, runningVoltage: 0.8, breakawayVoltage: 1.1,
                 spinUpTimeConstant: 0.03, ratedAcceleration: 1.0, supplyVoltage: 5, electricalTimeConstant: 30e-6, firstAxis: SIMD3(1, 0, 0),
                 secondAxis: SIMD3(0, 1, 0))),
-        sensor: .adxl345(outputDataRate: 400),
+        // Its 200 Hz turning vector would sit at the edge of a 400 Hz sensor's band (200 Hz).
+        sensor: .adxl345(outputDataRate: 800),
         envelope: DriveEnvelope(
             amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1.0, kickDuration: 0.040, maxContinuousDuration: 10, restDuration: 0.050),
         carrierFrequency: 20000, defaultFrequency: 200)

@@ -3,7 +3,9 @@
 ///
 /// Outputs use the calibration's measure: √(2 × the mean squared magnitude of the housing's
 /// vibration), in g (the peak of a sinusoid along one axis; √2 × the per-axis peak of an ERM's
-/// turning vector).
+/// turning vector), within the band the bench's sensor reads (a profile's g are an
+/// accelerometer's on the device): the H-bridge's force pulses, which no ADXL345 reading sees,
+/// are not counted.
 public struct BenchTruth: Sendable {
     /// The preset.
     public let preset: BenchPreset
@@ -20,17 +22,31 @@ public struct BenchTruth: Sendable {
         return preset.makeActuator(random: &random)
     }
 
-    /// Runs `actuator` under `waveform` for `duration` seconds from `time`, returning the squared
-    /// vibration magnitude at every sample.
+    /// Runs `actuator` under `waveform` for `duration` seconds from `time`, returning at every
+    /// sample the squared magnitude of the vibration as the bench's sensor reads it: the mean
+    /// acceleration over the last conversion period (``SimulatedAccelerometer``), from steps of 50 µs.
     private func run(_ actuator: inout any BenchActuator, _ waveform: PWMWaveform, from time: Double, for duration: Double) -> [Double] {
         let count = Int((duration * sampleRate).rounded())
+        let steps = 4
+        let step = 1 / (sampleRate * Double(steps))
+        let width = max(Int((1 / (preset.sensor.outputDataRate * step)).rounded()), 1)
+        var recent = [SIMD3<Double>](repeating: actuator.acceleration, count: width)
+        var sum = actuator.acceleration * Double(width)
+        var slot = 0
         var result = [Double](repeating: 0, count: count)
         var clock = time
         for index in 0..<count {
-            let next = time + Double(index + 1) / sampleRate
-            actuator.advance(from: clock, to: next, drive: waveform)
-            clock = next
-            result[index] = actuator.vibrationPower
+            for offset in 1...steps {
+                let next = time + Double(index * steps + offset) * step
+                actuator.advance(from: clock, to: next, drive: waveform)
+                clock = next
+                let acceleration = actuator.acceleration
+                sum += acceleration - recent[slot]
+                recent[slot] = acceleration
+                slot = slot + 1 == width ? 0 : slot + 1
+            }
+            let mean = sum / Double(width)
+            result[index] = (mean * mean).sum()
         }
         return result
     }

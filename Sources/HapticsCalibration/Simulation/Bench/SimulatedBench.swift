@@ -17,7 +17,8 @@ import Glibc
 ///
 /// A thread follows every write to the PWM channel (inotify), advances the actuator under the
 /// waveform the PWM makes, in real time on `CLOCK_MONOTONIC`, and at each of the sensor's
-/// (uneven) conversions writes its raw counts, atomically per axis. Nothing here knows what the
+/// (uneven) conversions writes its raw counts, atomically per axis: the mean acceleration since the
+/// conversion before (the sensor's filter, ``SimulatedAccelerometer``). Nothing here knows what the
 /// calibration assumes: the actuator is physics, the tree is the kernel's interface.
 public final class SimulatedBench: Sendable {
     /// What is on the bench.
@@ -196,6 +197,18 @@ public final class SimulatedBench: Sendable {
         driveLog.withLock { $0.append((clock, waveform)) }
         var nextConversion = clock + sensor.nextInterval(random: &random)
         var events = [UInt8](repeating: 0, count: 4096)
+        // The sensor's filter: each conversion is the mean acceleration since the one before,
+        // integrated over steps of at most 50 µs (an H-bridge's narrowest pulses are ~80 µs).
+        var sum = SIMD3<Double>.zero, span = 0.0
+        func advance(to time: Double) {
+            while clock < time {
+                let next = min(clock + 50e-6, time)
+                actuator.advance(from: clock, to: next, drive: waveform)
+                sum += actuator.acceleration * (next - clock)
+                span += next - clock
+                clock = next
+            }
+        }
         while running.load(ordering: .acquiring) {
             let wait = max(nextConversion - HapticInstant.monotonicNow().seconds, 0)
             // select, for its microsecond timeout (Glibc's module leaves out the GNU ppoll).
@@ -208,15 +221,16 @@ public final class SimulatedBench: Sendable {
             let now = HapticInstant.monotonicNow().seconds
             // Conversions due before now happen under the drive that held until now.
             while nextConversion <= now {
-                actuator.advance(from: clock, to: nextConversion, drive: waveform)
-                clock = nextConversion
-                if random.uniform() >= sensor.dropProbability { writeConversion(sensor.counts(for: actuator.acceleration, random: &random)) }
+                advance(to: nextConversion)
+                let mean = span > 0 ? sum / span : actuator.acceleration
+                sum = .zero
+                span = 0
+                if random.uniform() >= sensor.dropProbability { writeConversion(sensor.counts(for: mean, random: &random)) }
                 nextConversion += sensor.nextInterval(random: &random)
             }
             if ready > 0 {
                 while events.withUnsafeMutableBytes({ read(watch, $0.baseAddress, $0.count) }) > 0 {}
-                actuator.advance(from: clock, to: now, drive: waveform)
-                clock = now
+                advance(to: now)
                 let next = readWaveform(previous: waveform, now: now)
                 if next != waveform {
                     waveform = next
