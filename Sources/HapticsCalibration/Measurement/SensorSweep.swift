@@ -16,35 +16,72 @@ public protocol VibrationSensorSource: MeasurementSource {
     var envelope: DriveEnvelope? { get }
     /// The vibration amplitude the sensor reads with nothing driven, g.
     func noiseAmplitude() throws(CalibrationError) -> Double
-    /// How many times a short event is played and its traces pooled, so a sensor that reads at
-    /// hundreds of hertz, at random phases, measures it as well as a long tone.
+    /// How many times a short event is played at first and its traces pooled, so a sensor that
+    /// reads at hundreds of hertz, at random phases, measures it as well as a long tone.
     var repetitions: Int { get }
+    /// How precisely a short event's peak is measured: one whose plays leave it uncertain by more
+    /// than this fraction of it (one standard error) is played again and pooled, up to
+    /// ``maximumPlays`` times (0: never played again).
+    var targetStandardError: Double { get }
+    /// The most times one short event is played for ``targetStandardError``.
+    var maximumPlays: Int { get }
 }
 
 extension VibrationSensorSource {
     /// Sensors report g.
     public var outputUnit: OutputUnit { .acceleration }
 
-    /// Captures every stimulus (short events ``repetitions`` times, pooled) and summarises it as it asks.
+    /// Sources that do not say play every short event ``repetitions`` times.
+    public var targetStandardError: Double { 0 }
+    /// Sources that do not say play a short event at most ``repetitions`` times.
+    public var maximumPlays: Int { max(repetitions, 1) }
+
+    /// Captures every stimulus (short events ``repetitions`` times and more while uncertain, see
+    /// ``targetStandardError``, pooled) and summarises it as it asks.
     public func measure(_ stimuli: [Stimulus], profile: CalibrationProfile, progress: ProgressReporter) throws(CalibrationError) -> [Double]? {
         let noise = try noiseAmplitude()
-        return try pooledTraces(stimuli, profile: profile, phase: "measuring", progress: progress).enumerated().map { stimuli[$0].summarise($1, noise: noise) }
+        return try pooledTraces(stimuli, profile: profile, noise: noise, phase: "measuring", progress: progress).enumerated().map {
+            stimuli[$0].summarise($1, noise: noise)
+        }
     }
 
-    /// The traces of `stimuli`, short events played ``repetitions`` times and pooled.
-    func pooledTraces(_ stimuli: [Stimulus], profile: CalibrationProfile, phase: String, progress: ProgressReporter) throws(CalibrationError)
-        -> [AccelerationTrace]
+    /// The traces of `stimuli`, tones played once and short events ``repetitions`` times, then
+    /// each short event whose peak is uncertain by more than ``targetStandardError`` played again,
+    /// up to ``maximumPlays`` times; each one's plays pooled.
+    ///
+    /// A peak's uncertainty comes from its plays: the scatter of their peaks over the square root
+    /// of their number. Those still needed are played in rounds, all stimuli of a round together,
+    /// at most three rounds after the first. Peaks within three times the noise are not played again
+    /// (their relative error means nothing).
+    func pooledTraces(_ stimuli: [Stimulus], profile: CalibrationProfile, noise: Double, phase: String, progress: ProgressReporter)
+        throws(CalibrationError) -> [AccelerationTrace]
     {
-        let counts = stimuli.map { $0.isTransient ? max(repetitions, 1) : 1 }
-        let expanded = zip(stimuli, counts).flatMap { Array(repeating: $0, count: $1) }
-        let traces = try capture(expanded, profile: profile, phase: phase, progress: progress)
-        var result: [AccelerationTrace] = []
-        var index = 0
-        for count in counts {
-            result.append(AccelerationTrace.pooled(Array(traces[index..<(index + count)])))
-            index += count
+        var plays = [[AccelerationTrace]](repeating: [], count: stimuli.count)
+        var wanted = stimuli.map { $0.isTransient ? max(repetitions, 1) : 1 }
+        for round in 0..<4 {
+            let pending = stimuli.indices.filter { plays[$0].count < wanted[$0] }
+            guard !pending.isEmpty else { break }
+            let batch = pending.flatMap { Array(repeating: $0, count: wanted[$0] - plays[$0].count) }
+            let traces = try capture(batch.map { stimuli[$0] }, profile: profile, phase: round == 0 ? phase : "\(phase), played again", progress: progress)
+            for (index, trace) in zip(batch, traces) { plays[index].append(trace) }
+            guard targetStandardError > 0 else { break }
+            for index in pending where stimuli[index].isTransient {
+                let needed = Self.playsNeeded(plays[index].map { stimuli[index].summarise($0, noise: noise) }, noise: noise, target: targetStandardError)
+                wanted[index] = min(max(needed, plays[index].count), max(maximumPlays, 1))
+            }
         }
-        return result
+        return plays.map { AccelerationTrace.pooled($0) }
+    }
+
+    /// How many plays bring the standard error of the mean of `peaks` (one per play so far)
+    /// within `target` of it: (scatter / target)²; as many as there are when fewer than three, or
+    /// the peaks are within three times the noise.
+    static func playsNeeded(_ peaks: [Double], noise: Double, target: Double) -> Int {
+        let mean = peaks.reduce(0, +) / Double(max(peaks.count, 1))
+        guard peaks.count >= 3, mean > 3 * noise, mean > 0, target > 0 else { return peaks.count }
+        let variance = peaks.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(peaks.count - 1)
+        let scatter = variance.squareRoot() / mean
+        return Int((scatter * scatter / (target * target)).rounded(.up))
     }
 
     /// The amplitude sweep of `channel` again, at `frequency` Hz (0: the channel's own), for a

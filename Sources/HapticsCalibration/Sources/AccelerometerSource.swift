@@ -29,7 +29,8 @@ import Glibc
 ///
 /// Sysfs sampling is slow and uneven (hundreds of hertz over I²C), far below an LRA's frequency;
 /// amplitudes come from the RMS of many samples at effectively random phases, which does not
-/// need the waveform, and short events are played ``repetitions`` times and pooled.
+/// need the waveform, and short events are played ``repetitions`` times, and again while their
+/// plays leave the peak uncertain (``targetStandardError``), and pooled.
 public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendable {
     // The mutable state (`baseline`, `lastDriveEnd`, the settings) belongs to the thread calling
     // `capture`; the sampling thread it starts only runs while that thread waits for it.
@@ -59,10 +60,17 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     public var repetitions: Int { (vibrationScatter ?? 0) > 0.4 ? linearRepetitions : turningRepetitions }
     /// Repetitions for a vibration along one axis (an LRA): its magnitude swings with the phase
     /// each reading happens to meet, so each reading says little (a 17 ms tap read at 800 Hz gives
-    /// 14 readings; six plays left its verified peaks up to 15 % off, and the scatter falls as 1/√plays).
-    public var linearRepetitions = 10
+    /// 14 readings); those still uncertain after these are played again (``targetStandardError``).
+    public var linearRepetitions = 6
     /// Repetitions for a vibration that turns (an ERM's rotating vector): its magnitude holds still.
     public var turningRepetitions = 3
+    /// A short event's peak is measured to within this fraction (one standard error of the mean of
+    /// its plays): one more uncertain is played again. One play of an LRA's tap peaks 5-15 % off
+    /// the mean of many, from the phases its few readings meet and from when the write path's
+    /// kick and level changes land (a millisecond moves a 17 ms tap's peak by about 3 %).
+    public var targetStandardError = 0.025
+    /// The most times one short event is played for ``targetStandardError``.
+    public var maximumPlays = 30
     /// How much the squared magnitude of a steady vibration scatters from reading to reading
     /// (standard deviation over mean): about 0.7 for a sinusoid along one axis, near 0 for a
     /// turning vector; nil until a steady tone well above the noise was measured.
