@@ -60,4 +60,19 @@ struct AccelerationTraceTests {
             #expect(peak < 1.5 * reference, "seed \(seed): \(peak) g, 4 kHz: \(reference) g")
         }
     }
+
+    /// A drive whose vibration grows in a straight line to its full level at 51 ms, read every
+    /// 1.25 ms: it passes 90 % at 45.9 ms. The smoothed amplitude is checked every quarter of a
+    /// 12.5 ms window, so the first check at or past 90 % comes at 46.9 ms; the crossing between the
+    /// checks is where the rise is.
+    @Test("a spin-up is read where the vibration crosses 90 %, not at the next step of the analysis")
+    func riseBetweenSteps() {
+        let times = stride(from: 0.0, to: 0.3, by: 0.00125).map { $0 }
+        // Magnitudes of a vibration of amplitude A read without phase: A / √2.
+        let trace = AccelerationTrace(times: times, magnitudes: times.map { min($0 / 0.051, 1) / 2.0.squareRoot() })
+        let reading = trace.steadyPart(end: 0.3, window: 0.1, noise: 0.001)
+        let rise = reading.riseTime ?? 0
+        #expect(abs(rise - 0.0459) < 0.0004, "rise \(rise) s")
+        #expect(reading.settled && abs(reading.amplitude - 1) < 0.01)
+    }
 }
