@@ -79,25 +79,10 @@ struct CalibrationBenchTests {
         let report = run.verification
         let largest = "\(name): largest error \(report.maxError): \(report.all.max { abs($0.relativeError) < abs($1.relativeError) }!)"
         let diagnosis = run.result.diagnosis.map { "\($0)" }
-        if name == "hbridge-lra" {
-            // Known: the LRA vibrates along one axis at 175 Hz and the sensor reads it at a few
-            // hundred hertz, so each reading meets a random phase (scatter 0.7 in power); ten plays
-            // pooled leave single references up to 10-33 % off and the mean at 2.4-8.0 % over the
-            // runs recorded (Docs/Calibration.md, "What is not solved"). The goal is recorded as an
-            // intermittent known issue; beyond what any run showed is a failure.
-            #expect(report.meanError <= 0.10, "\(name): mean error \(report.meanError)")
-            #expect(report.maxError <= 0.4, "\(largest)")
-            withKnownIssue(Comment(rawValue: Self.lraScatter), isIntermittent: true) {
-                #expect(report.meanError <= 0.05, "\(name): mean error \(report.meanError)")
-                #expect(report.maxError <= 0.15, "\(largest)")
-                // The quality gate refuses a profile whose verification is over 5 %.
-                #expect(diagnosis == nil)
-            }
-        } else {
-            #expect(report.meanError <= 0.05, "\(name): mean error \(report.meanError)")
-            #expect(report.maxError <= 0.15, "\(largest)")
-            #expect(diagnosis == nil)
-        }
+        #expect(report.meanError <= 0.05, "\(name): mean error \(report.meanError)")
+        #expect(report.maxError <= 0.15, "\(largest)")
+        // The quality gate refuses a profile whose verification is over 5 %.
+        #expect(diagnosis == nil)
         #expect(run.fit.rSquared >= 0.98, "\(name): fit R² \(run.fit.rSquared)")
         #expect(report.all.count >= 29)
         print(Self.row(run))
@@ -204,17 +189,10 @@ struct CalibrationBenchTests {
             let spread = (values.max()! - values.min()!) / mean
             worst = max(worst, spread)
             lines.append("\(effect.name): " + values.map { String(format: "%.3f", $0) }.joined(separator: " / ") + String(format: " g, spread %.1f %%", spread * 100))
-            // The two motors' peaks are measured steadily; the LRA's scatter (see `verifies`) can
-            // put a single effect over the limit.
-            let motors = [values[0], values[2]]
-            let motorSpread = (motors.max()! - motors.min()!) / (motors.reduce(0, +) / 2)
-            #expect(motorSpread <= 0.10, "coin ERM / gamepad motor: \(lines.last!)")
-            withKnownIssue(Comment(rawValue: Self.lraScatter), isIntermittent: true) { #expect(spread <= 0.10, "\(lines.last!)") }
+            #expect(spread <= 0.10, "\(lines.last!)")
         }
         print("cross-device (coin ERM / H-bridge LRA / gamepad motor), worst spread \(String(format: "%.1f", worst * 100)) %:\n  " + lines.joined(separator: "\n  "))
     }
-
-    static let lraScatter = "the LRA's single references scatter with the phase a slow sensor meets (Docs/Calibration.md)"
 
     /// One line of the per-model table: fit, thresholds and times found against the physics, verification.
     static func row(_ run: Run) -> String {
