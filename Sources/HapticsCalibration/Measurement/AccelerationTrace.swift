@@ -193,7 +193,8 @@ extension AccelerationTrace {
     /// Where a drive that ran from 0 to `end` seconds became steady, and its steady amplitude.
     ///
     /// The final level is the amplitude over the last `window` seconds of the drive. The rise time
-    /// is when the smoothed amplitude first reached 90 % of it; the steady part starts at twice the
+    /// is when the smoothed amplitude first reached 90 % of it (between the two checks around the
+    /// crossing, interpolated); the steady part starts at twice the
     /// rise time (99 % of the way for a first-order rise, 99.5 % for an ERM's squared one) and runs
     /// to the drive's end. A trace that never gets there in time (the steady part would be shorter
     /// than `window`) is reported unsettled, measured over its last `window`.
