@@ -22,7 +22,8 @@ struct CalibrationPhysicsTests {
             actuator.advance(from: clock, to: next, drive: waveform)
             clock = next
             if clock > start + duration - window {
-                sum += actuator.vibrationPower
+                let acceleration = actuator.acceleration
+                sum += (acceleration * acceleration).sum()
                 count += 1
             }
         }
@@ -81,7 +82,7 @@ struct CalibrationPhysicsTests {
         while clock < 0.6 {
             lra.advance(from: clock, to: clock + 1e-4, drive: .low)
             clock += 1e-4
-            window = max(window, lra.vibrationPower.squareRoot())
+            window = max(window, (lra.acceleration * lra.acceleration).sum().squareRoot())
             if Int((clock * 1e4).rounded()) % 57 == 0 {
                 peaks.append((clock, window))
                 window = 0

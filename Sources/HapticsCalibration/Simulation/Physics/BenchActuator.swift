@@ -49,8 +49,6 @@ public protocol BenchActuator: Sendable {
     mutating func advance(from start: Double, to end: Double, drive: PWMWaveform)
     /// The acceleration of the housing now, in g, in the sensor's axes (gravity not included).
     var acceleration: SIMD3<Double> { get }
-    /// The squared magnitude of ``acceleration``, g² (cheap: no vector arithmetic).
-    var vibrationPower: Double { get }
 }
 
 /// Standard gravity, m/s² per g.

@@ -135,11 +135,6 @@ public struct EccentricMotor: BenchActuator {
         return (parameters.firstAxis * inPlane.0 + parameters.secondAxis * inPlane.1) / standardGravity
     }
 
-    public var vibrationPower: Double {
-        let radial = parameters.eccentricity * speed * speed, tangential = parameters.eccentricity * angularAcceleration
-        return (radial * radial + tangential * tangential) / (standardGravity * standardGravity)
-    }
-
     // The loop below runs tens of thousands of times per simulated second, in debug builds too (the
     // bench runs in real time inside the tests): plain Double locals, no generics, no calls but libm.
     public mutating func advance(from start: Double, to end: Double, drive: PWMWaveform) {

@@ -105,11 +105,6 @@ public struct LinearResonator: BenchActuator {
         parameters.axis * (-parameters.movingMass / parameters.housingMass * massAcceleration / standardGravity)
     }
 
-    public var vibrationPower: Double {
-        let value = parameters.movingMass / parameters.housingMass * massAcceleration / standardGravity
-        return value * value
-    }
-
     // Runs tens of thousands of times per simulated second, in debug builds too: Double locals only.
     public mutating func advance(from start: Double, to end: Double, drive: PWMWaveform) {
         let supply = parameters.supplyVoltage, resistance = parameters.resistance, bl = parameters.forceFactor
