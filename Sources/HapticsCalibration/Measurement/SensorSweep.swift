@@ -57,16 +57,22 @@ extension VibrationSensorSource {
         throws(CalibrationError) -> [AccelerationTrace]
     {
         var plays = [[AccelerationTrace]](repeating: [], count: stimuli.count)
+        // Each play's peak, summarised once, for the short events played until precise.
+        var peaks = [[Double]](repeating: [], count: stimuli.count)
+        let precise = targetStandardError > 0
         var wanted = stimuli.map { $0.isTransient ? max(repetitions, 1) : 1 }
         for round in 0..<4 {
             let pending = stimuli.indices.filter { plays[$0].count < wanted[$0] }
             guard !pending.isEmpty else { break }
             let batch = pending.flatMap { Array(repeating: $0, count: wanted[$0] - plays[$0].count) }
             let traces = try capture(batch.map { stimuli[$0] }, profile: profile, phase: round == 0 ? phase : "\(phase), played again", progress: progress)
-            for (index, trace) in zip(batch, traces) { plays[index].append(trace) }
-            guard targetStandardError > 0 else { break }
+            for (index, trace) in zip(batch, traces) {
+                plays[index].append(trace)
+                if precise, stimuli[index].isTransient { peaks[index].append(stimuli[index].summarise(trace, noise: noise)) }
+            }
+            guard precise else { break }
             for index in pending where stimuli[index].isTransient {
-                let needed = Self.playsNeeded(plays[index].map { stimuli[index].summarise($0, noise: noise) }, noise: noise, target: targetStandardError)
+                let needed = Self.playsNeeded(peaks[index], noise: noise, target: targetStandardError)
                 wanted[index] = min(max(needed, plays[index].count), max(maximumPlays, 1))
             }
         }
