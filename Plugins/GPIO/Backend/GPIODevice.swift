@@ -11,7 +11,8 @@ import Glibc
 /// One open actuator: the power model's states and the safety rules on top of its hardware.
 ///
 /// - idle (after open, ``sleep()``): lines inactive, PWM disabled at duty 0;
-/// - awake (``wake()``, ``stop()``): enable active, PWM running at zero output;
+/// - awake (``wake()``, ``stop()``): enable active, PWM running at zero output (an H-bridge's
+///   stopped at duty 0, so a drive's pushes start with it: ``ActuatorConfig/awakeOutput(level:frequency:currentPeriod:)``);
 /// - driving (``submit(_:)``): the frame's amplitude (lifted over the dead zone) through the
 ///   ``DriveLimiter`` (rated cap, bounded kick, continuous-drive cut), then the topology's duty.
 ///

@@ -5,7 +5,9 @@ import Glibc
 /// What an actuator's hardware does at one moment: its lines (logical values: true = active) and
 /// its PWM channel(s). The power model maps onto it as:
 /// - idle: every line inactive, every PWM disabled at duty 0;
-/// - prepared (awake, no output): enable active, PWM running at the zero-output duty;
+/// - prepared (awake, no output): enable active, PWM running at the zero-output duty; an H-bridge's
+///   PWM (no carrier: each period is one push of the LRA) stopped at duty 0 instead, which drives
+///   the bridge the same, so each drive's first push comes when the drive starts;
 /// - active: enable and direction active, PWM at the duty for the level (and the pwm-vibrator
 ///   direction PWM at its fixed duty).
 public struct ActuatorOutput: Sendable, Hashable, CustomStringConvertible {
@@ -135,7 +137,15 @@ extension ActuatorConfig {
 
     /// The awake output at `level` (0…1 of full scale, already limited) and drive `frequency` in Hz
     /// (H-bridge only; 0 = resonance). At level 0 this is the prepared state: enable active, PWM
-    /// running at the zero-output duty.
+    /// running at the zero-output duty, or, on an H-bridge, stopped at duty 0.
+    ///
+    /// An H-bridge's PWM period is the drive's period: each period is one push. Left running
+    /// between drives, it would put a drive's pushes wherever its free-running periods fall, so a
+    /// 10 ms kick at 175 Hz would get one push or two, and the first push would come up to a period
+    /// (5.7 ms) late. Stopped at duty 0 (the bridge's outputs held as in the off part of every
+    /// period), it starts a period when a drive enables it (``PWMWritePlan`` writes `enable` last;
+    /// a controller holds its counter while disabled, the Raspberry Pi's and most others): the first
+    /// push comes with the drive, and a tap's pushes are the same every time.
     public func awakeOutput(level: Double, frequency: Double = 0, currentPeriod: UInt64 = 0) -> ActuatorOutput {
         let driving = level > 0
         let period: UInt64
@@ -157,7 +167,9 @@ extension ActuatorConfig {
                 polarity: pwm.polarity, enabled: true)
         }
         return ActuatorOutput(
-            lines: lines, pwm: PWMState(periodNanoseconds: period, dutyNanoseconds: min(duty, period), polarity: pwm.polarity, enabled: true),
+            lines: lines,
+            pwm: PWMState(
+                periodNanoseconds: period, dutyNanoseconds: min(duty, period), polarity: pwm.polarity, enabled: driving || pwm.carrierPeriodNanoseconds != nil),
             directionPWM: direction)
     }
 

@@ -105,7 +105,7 @@ struct GPIOActuatorOutputTests {
         #expect(driving.pwm == PWMState(periodNanoseconds: 5_000_000, dutyNanoseconds: 2_500_000, enabled: true))
         #expect(driving.lines == [.enable: true, .direction: true])
         let prepared = bridge.awakeOutput(level: 0, currentPeriod: 5_000_000)
-        #expect(prepared.pwm == PWMState(periodNanoseconds: 5_000_000, dutyNanoseconds: 0, enabled: true))
+        #expect(prepared.pwm == PWMState(periodNanoseconds: 5_000_000, dutyNanoseconds: 0, enabled: false))
         #expect(prepared.lines == [.enable: true, .direction: false])
         #expect(bridge.idleOutput().pwm.periodNanoseconds == 5_714_286)  // resonance
     }
@@ -140,6 +140,23 @@ struct GPIOActuatorOutputTests {
             .lines([.enable: false, .direction: true]), .pwm(PWMState(periodNanoseconds: 5_714_286, dutyNanoseconds: 0, enabled: false)),
             .lines([.enable: false, .direction: false]),
         ])
+    }
+
+    @Test("H-bridge: prepared, the PWM is stopped at duty 0; each drive enables it last, so its first push comes when it starts")
+    func bridgePushesStartWithTheDrive() {
+        let bridge = Self.actuator(.lraHBridge)
+        let prepared = bridge.awakeOutput(level: 0)
+        let kick = bridge.awakeOutput(level: 1), held = bridge.awakeOutput(level: 0.5)
+        #expect(prepared.lines == [.enable: true] && !prepared.pwm.enabled && prepared.pwm.dutyNanoseconds == 0)
+        // Electrically the same as a running PWM at duty 0: nothing drives the bridge.
+        #expect(!prepared.isStopped)
+        #expect(PWMWritePlan.writes(from: prepared.pwm, to: kick.pwm) == [.dutyCycle(kick.pwm.dutyNanoseconds), .enable(true)])
+        // Within a drive the period runs on: only the duty changes.
+        #expect(PWMWritePlan.writes(from: kick.pwm, to: held.pwm) == [.dutyCycle(held.pwm.dutyNanoseconds)])
+        #expect(PWMWritePlan.writes(from: held.pwm, to: prepared.pwm) == [.dutyCycle(0), .enable(false)])
+        // A carrier PWM's phase means nothing: it keeps running at its zero-output duty.
+        #expect(Self.actuator(.driverIC).awakeOutput(level: 0).pwm.enabled)
+        #expect(Self.actuator(.pwmVibrator).awakeOutput(level: 0).pwm.enabled)
     }
 
     @Test("pwm-vibrator: the direction PWM starts before the amplitude PWM and stops after it")
