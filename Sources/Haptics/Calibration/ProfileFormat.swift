@@ -61,7 +61,8 @@ import HapticsSupport
 ///   (two different channel indices).
 /// - `transient` (required): `duration_s` 0.001…0.5; `overdrive_gain` 1…4 (default 1);
 ///   `overdrive_duration_s` 0…`duration_s` (default 0); (2) `intensity_exponent` 0.5…2 (default
-///   1): a tap of intensity `i` plays as intensity `i^intensity_exponent`.
+///   1): a tap of intensity `i` plays as intensity `i^intensity_exponent`; (2) `level` 0.5…2
+///   (default 1): and that intensity times `level`.
 /// - `limits`: `rated_level` 0.05…1 and `overdrive_level` `rated_level`…1 (both default 1).
 public enum ProfileFormat {
     /// The format version this build writes and reads.
@@ -89,6 +90,8 @@ public enum ProfileFormat {
         public static let overdriveGain = 1.0...4.0
         /// A tap's intensity exponent.
         public static let intensityExponent = 0.5...2.0
+        /// `transient.level`.
+        public static let transientLevel = 0.5...2.0
         /// Rated level, 0…1 of full scale.
         public static let ratedLevel = 0.05...1.0
         /// Dead zone in version 2, where it may be negative.
@@ -238,15 +241,16 @@ public enum ProfileFormat {
     }
 
     static func transientShape(_ object: JSONObjectCursor, version: Int) throws(JSONPathError) -> CalibrationProfile.TransientShape {
-        if version < 2, let cursor = object.optional("intensity_exponent") {
-            throw cursor.error("intensity_exponent needs \"format_version\": 2 (this file says 1)")
+        for key in ["intensity_exponent", "level"] where version < 2 {
+            if let cursor = object.optional(key) { throw cursor.error("\(key) needs \"format_version\": 2 (this file says 1)") }
         }
-        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"] + (version >= 2 ? ["intensity_exponent"] : []))
+        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"] + (version >= 2 ? ["intensity_exponent", "level"] : []))
         let duration = try object.required("duration_s").number(in: Range.transientDuration)
         let gain = try object.optional("overdrive_gain")?.number(in: Range.overdriveGain) ?? 1
         let kick = try object.optional("overdrive_duration_s")?.number(in: 0...duration) ?? 0
         let exponent = try object.optional("intensity_exponent")?.number(in: Range.intensityExponent) ?? 1
-        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick, intensityExponent: exponent)
+        let level = try object.optional("level")?.number(in: Range.transientLevel) ?? 1
+        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick, intensityExponent: exponent, level: level)
     }
 
     static func driveLimits(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.DriveLimits {
@@ -278,6 +282,7 @@ public enum ProfileFormat {
             ("overdrive_duration_s", .number(profile.transient.overdriveDuration)),
         ]
         if profile.transient.intensityExponent != 1 { transient.append(("intensity_exponent", .number(profile.transient.intensityExponent))) }
+        if profile.transient.level != 1 { transient.append(("level", .number(profile.transient.level))) }
         top.append(("transient", .object(JSONObject(transient))))
         top.append(("limits", .object([
             "rated_level": .number(profile.limits.ratedLevel), "overdrive_level": .number(profile.limits.overdriveLevel),
@@ -311,7 +316,7 @@ public enum ProfileFormat {
             channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil
                 || channel.riseTime != nil || channel.fallTime != nil
         }
-        return needsVersion2 || profile.transient.intensityExponent != 1 ? 2 : 1
+        return needsVersion2 || profile.transient.intensityExponent != 1 || profile.transient.level != 1 ? 2 : 1
     }
 
     /// The profile as the text of a profile file: indented by two spaces, arrays of numbers on one

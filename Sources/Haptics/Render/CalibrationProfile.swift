@@ -50,13 +50,19 @@ public struct CalibrationProfile: Sendable, Hashable {
         /// LRA whose resonance moves with amplitude: its steady output bends over at the top, its
         /// taps do not).
         public var intensityExponent: Double
+        /// A tap's intensity (after ``intensityExponent``) is multiplied by this (1: as is), a trim
+        /// of a few percent: calibration sets it so the taps' peaks meet their targets on average,
+        /// which the shape's own choices (whole milliseconds, whole pushes of an LRA, a few kick
+        /// gains) come only close to.
+        public var level: Double
 
         /// A transient shape.
-        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0, intensityExponent: Double = 1) {
+        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0, intensityExponent: Double = 1, level: Double = 1) {
             self.duration = duration
             self.overdriveGain = overdriveGain
             self.overdriveDuration = overdriveDuration
             self.intensityExponent = intensityExponent
+            self.level = level
         }
     }
 

@@ -25,11 +25,12 @@ public struct DriveMapper: Sendable, Hashable {
         }
     }
 
-    /// The drive of every channel for `intensity` (0 … 1) and `sharpness` (0 … 1); `gain` multiplies
-    /// the drive above the dead zone (a transient's kick) and lifts the limit from the rated to the
-    /// overdrive level.
+    /// The drive of every channel for `intensity` (0 … 1, or up to the profile's tap
+    /// ``CalibrationProfile/TransientShape/level`` where that trims a tap up) and `sharpness`
+    /// (0 … 1); `gain` multiplies the drive above the dead zone (a transient's kick) and lifts the
+    /// limit from the rated to the overdrive level.
     public func drives(intensity: Double, sharpness: Double, gain: Double = 1) -> [ChannelDrive] {
-        let target = max(0, min(intensity, 1)) * CalibrationProfile.referenceOutput
+        let target = max(0, min(intensity, max(profile.transient.level, 1))) * CalibrationProfile.referenceOutput
         let sharpness = max(0, min(sharpness, 1))
         let cap = gain > 1 ? profile.limits.overdriveLevel : profile.limits.ratedLevel
         var result = [ChannelDrive](repeating: .off, count: device.channels.count)

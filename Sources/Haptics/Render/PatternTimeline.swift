@@ -166,7 +166,7 @@ struct PatternTimeline: Sendable {
                 let at = event.start
                 let intensity = event.intensity * control(.intensity, at)
                 voices.append(Voice(
-                    intensity: shape.intensityExponent == 1 ? intensity : pow(max(intensity, 0), shape.intensityExponent),
+                    intensity: (shape.intensityExponent == 1 ? intensity : pow(max(intensity, 0), shape.intensityExponent)) * shape.level,
                     sharpness: min(max(event.sharpness + control(.sharpness, at), 0), 1),
                     gain: kick ? shape.overdriveGain : 1))
                 next = min(next, event.start + (kick ? shape.overdriveDuration : shape.duration))

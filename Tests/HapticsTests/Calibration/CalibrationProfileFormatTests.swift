@@ -48,7 +48,7 @@ struct CalibrationProfileFormatTests {
         #expect(text.contains("\"usable_band_hz\": [171.2, 180.7]"))
     }
 
-    @Test("version 2: a curve starting below drive 0, saturation, start and stop drives, times and a tap exponent round-trip")
+    @Test("version 2: a curve starting below drive 0, saturation, start and stop drives, times, a tap exponent and level round-trip")
     func versionTwo() throws {
         var profile = Self.calibratedLRA
         profile.channels[0].deadZone = -0.116
@@ -58,11 +58,12 @@ struct CalibrationProfileFormatTests {
         profile.channels[0].riseTime = 0.0955
         profile.channels[0].fallTime = 0.0509
         profile.transient.intensityExponent = 0.9
+        profile.transient.level = 0.962
         let text = profile.encodedJSON()
         #expect(text.hasPrefix("{\n  \"format_version\": 2,"))
         #expect(ProfileFormat.version(for: profile) == 2 && ProfileFormat.version(for: Self.calibratedLRA) == 1)
         #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
-        for key in ["\"dead_zone\": -0.116", "\"saturation_output\": 3.7", "\"start_drive\": 0.13", "\"stop_drive\": 0.05", "\"rise_time_s\": 0.0955", "\"intensity_exponent\": 0.9"] {
+        for key in ["\"dead_zone\": -0.116", "\"saturation_output\": 3.7", "\"start_drive\": 0.13", "\"stop_drive\": 0.05", "\"rise_time_s\": 0.0955", "\"intensity_exponent\": 0.9", "\"level\": 0.962"] {
             #expect(text.contains(key), "\(key) in \(text)")
         }
     }
@@ -120,6 +121,8 @@ struct CalibrationProfileFormatTests {
         ({ $0["format_version"] = 2; channel(&$0) { $0["saturation_output"] = 0 } }, "$.channels[0].saturation_output", ["0.001...100"]),
         ({ $0["format_version"] = 2; channel(&$0) { $0["rise_time_s"] = -1 } }, "$.channels[0].rise_time_s", ["0...10"]),
         ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "intensity_exponent": 3] }, "$.transient.intensity_exponent", ["0.5...2"]),
+        ({ $0["transient"] = ["duration_s": 0.02, "level": 0.95] }, "$.transient.level", ["needs \"format_version\": 2"]),
+        ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "level": 0] }, "$.transient.level", ["0 is outside the allowed range 0.5...2"]),
     ]
 
     static func channel(_ document: inout [String: Any], _ change: (inout [String: Any]) -> Void) {

@@ -78,15 +78,15 @@ struct CalibrationRenderingTests {
         #expect(abs(drive.amplitude - 0.5 * CalibrationProfile.referenceOutput / 2) < 1e-9)
     }
 
-    @Test("a tap's intensity exponent changes taps and leaves continuous events alone")
-    func tapExponent() throws {
+    @Test("a tap's intensity exponent and level change taps and leave continuous events alone", arguments: [(0.5, 1.0), (1.0, 0.9)])
+    func tapExponent(exponent: Double, level: Double) throws {
         var frames: [[EngineRig.Frame]] = []
-        for exponent in [1.0, 0.5] {
+        for (exponent, level) in [(1.0, 1.0), (exponent, level)] {
             let rig = try EngineRig()
             var profile = CalibrationProfile(
                 deviceID: "recording:lra", deviceName: nil, source: .simulated,
                 channels: [ChannelCalibration(name: "main", resonantFrequency: 175, usableBand: 150...200)], sharpness: .frequency,
-                transient: .init(duration: 0.02, intensityExponent: exponent))
+                transient: .init(duration: 0.02, intensityExponent: exponent, level: level))
             profile.limits = .init()
             rig.engine.setProfile(profile, forDevice: "recording:lra")
             let tap = try rig.engine.makePlayer(with: .transient(intensity: 0.25, sharpness: 0.5))
@@ -98,7 +98,8 @@ struct CalibrationRenderingTests {
         }
         let tapDrive = { (frames: [EngineRig.Frame]) in frames.first { $0.milliseconds >= 10 && $0.amplitudes[0] > 0 }!.amplitudes[0] }
         let toneDrive = { (frames: [EngineRig.Frame]) in frames.first { $0.milliseconds >= 100 && $0.amplitudes[0] > 0 }!.amplitudes[0] }
-        #expect(abs(tapDrive(frames[0]) - 0.25) < 0.003 && abs(tapDrive(frames[1]) - 0.5) < 0.003, "tap drives \(tapDrive(frames[0])), \(tapDrive(frames[1]))")
+        let expected = pow(0.25, exponent) * level
+        #expect(abs(tapDrive(frames[0]) - 0.25) < 0.003 && abs(tapDrive(frames[1]) - expected) < 0.003, "tap drives \(tapDrive(frames[0])), \(tapDrive(frames[1])), expected \(expected)")
         #expect(toneDrive(frames[0]) == toneDrive(frames[1]))
     }
 }
