@@ -50,7 +50,7 @@ extension VibrationSensorSource {
     /// up to ``maximumPlays`` times; each one's plays pooled.
     ///
     /// A peak's uncertainty comes from its plays: the scatter of their peaks over the square root
-    /// of their number. Those still needed are played in rounds, all stimuli of a round together,
+    /// of their number. Those still needed are played in rounds, all stimuli of a round together in turns,
     /// at most three rounds after the first. Peaks within three times the noise are not played again
     /// (their relative error means nothing).
     func pooledTraces(_ stimuli: [Stimulus], profile: CalibrationProfile, noise: Double, phase: String, progress: ProgressReporter)
@@ -64,7 +64,14 @@ extension VibrationSensorSource {
         for round in 0..<4 {
             let pending = stimuli.indices.filter { plays[$0].count < wanted[$0] }
             guard !pending.isEmpty else { break }
-            let batch = pending.flatMap { Array(repeating: $0, count: wanted[$0] - plays[$0].count) }
+            // In turns (a, b, c, a, b, c, …), not each stimulus's plays in a row: whatever drifts while
+            // a batch plays (the machine's load, the actuator's warmth) then spreads over every
+            // stimulus's plays instead of shifting one stimulus's peak, and shows in its scatter.
+            let remaining = pending.map { wanted[$0] - plays[$0].count }
+            var batch: [Int] = []
+            for turn in 0..<(remaining.max() ?? 0) {
+                for (index, count) in zip(pending, remaining) where turn < count { batch.append(index) }
+            }
             let traces = try capture(batch.map { stimuli[$0] }, profile: profile, phase: round == 0 ? phase : "\(phase), played again", progress: progress)
             for (index, trace) in zip(batch, traces) {
                 plays[index].append(trace)

@@ -25,6 +25,8 @@ struct MeasurementPrecisionTests {
         let maximumPlays: Int
         /// Plays by intensity.
         private let plays = Mutex<[Double: Int]>([:])
+        /// Every play's intensity, in the order played.
+        let order = Mutex<[Double]>([])
         private var random = SeededRandom(seed: 11)
 
         init(repetitions: Int, target: Double, maximumPlays: Int) {
@@ -39,6 +41,7 @@ struct MeasurementPrecisionTests {
             stimuli.map { stimulus in
                 let intensity = stimulus.pattern.hapticEvents[0].value(of: .hapticIntensity)
                 plays.withLock { $0[intensity, default: 0] += 1 }
+                order.withLock { $0.append(intensity) }
                 let level: Double
                 switch intensity {
                 case 0.5: level = 0.5
@@ -68,6 +71,14 @@ struct MeasurementPrecisionTests {
         #expect(sensor.playCount(0.2) >= 12 && sensor.playCount(0.2) <= 60, "\(sensor.playCount(0.2)) plays")
         #expect(abs(peaks[0] / 0.5 - 1) < 0.01)
         #expect(abs(peaks[1] / 0.2 - 1) < 0.10, "\(peaks[1])")
+    }
+
+    @Test("a batch's plays take turns: what drifts while it plays spreads over every stimulus")
+    func playsInTurns() throws {
+        let sensor = MadeUpSensor(repetitions: 3, target: 0, maximumPlays: 3)
+        let profile = CalibrationProfile.uncalibrated(for: sensor.device)
+        _ = try sensor.measure([Self.tap(0.5), Self.tap(0.2), Self.tap(0.001)], profile: profile, progress: SilentProgress())
+        #expect(sensor.order.withLock { $0 } == [0.5, 0.2, 0.001, 0.5, 0.2, 0.001, 0.5, 0.2, 0.001])
     }
 
     @Test("never past the maximum, and tones are played once")
