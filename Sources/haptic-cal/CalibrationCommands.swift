@@ -319,7 +319,7 @@ struct Calibrate: ParsableCommand {
         let tap = profile.transient
         var tapLine = "tap                  \(fixed(tap.duration * 1000, 1)) ms, " + (tap.overdriveGain > 1 ? "kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "no kick")
         if tap.intensityExponent != 1 { tapLine += ", intensity^\(fixed(tap.intensityExponent, 3))" }
-        if tap.level != 1 { tapLine += " ×\(fixed(tap.level, 3))" }
+        if tap.level != 1 { tapLine += ", level \(fixed(tap.level, 3))" }
         if let transient = result.transient {
             tapLine += " (peaks within \(fixed(transient.maxError * 100, 1)) % of \(fixed(Calibrator.tapTarget, 2)) × intensity g; \(transient.candidatesTried) shapes tried)"
         } else {
@@ -489,7 +489,7 @@ struct ShowProfile: ParsableCommand {
         let tap = profile.transient
         print(
             "  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "")
-                + (tap.intensityExponent != 1 ? ", intensity^\(fixed(tap.intensityExponent, 3))" : "") + (tap.level != 1 ? " ×\(fixed(tap.level, 3))" : ""))
+                + (tap.intensityExponent != 1 ? ", intensity^\(fixed(tap.intensityExponent, 3))" : "") + (tap.level != 1 ? ", level \(fixed(tap.level, 3))" : ""))
         print("  limits             rated \(fixed(profile.limits.ratedLevel, 2)), overdrive \(fixed(profile.limits.overdriveLevel, 2))")
     }
 }

@@ -79,12 +79,15 @@ public struct CalibrationResult: Sendable {
 ///
 /// **Taps.** A tap of intensity `i` should peak (``AccelerationTrace/envelopePeak(window:)``) at
 /// ``tapTarget`` × `i` reference units on every device. Tap shapes are tried through the engine:
-/// every duration without a kick first (8–20 ms in 1 ms steps on resonant actuators, since a click
-/// over 20 ms feels buzzy; 20–150 ms in 5 ms steps on motors), since a tap without a kick scales
-/// exactly with its drive; kicks (overdrive gain and length) around the two best durations only if
-/// none comes within ``bandTolerance``, because the renderer multiplies the whole drive, dead zone
-/// included, so a kick makes weak taps relatively stronger. The smallest worst-case error over a
-/// grid of intensities and sharpnesses wins; within half a percent, the gentler and shorter shape.
+/// every duration without a kick first (on resonant actuators whose resonance was measured, those
+/// of 8–21.5 ms that end between two pushes of the drive, ``pushPeriod(_:device:)``; else 8–20 ms
+/// in 1 ms steps, since a click over 20 ms feels buzzy; 20–150 ms in 5 ms steps on motors), since
+/// a tap without a kick scales exactly with its drive; kicks (overdrive gain and length) around the
+/// two best durations only if none comes within ``bandTolerance``, because the renderer multiplies
+/// the whole drive, dead zone included, so a kick makes weak taps relatively stronger. The smallest
+/// worst-case error over a grid of intensities and sharpnesses wins; within half a percent, the
+/// gentler and shorter shape. The winner is measured again, and its level
+/// (``CalibrationProfile/TransientShape/level``) trims its peaks' mean onto the target.
 /// Braking (reverse drive) is not tried: drive frames carry no polarity.
 public struct Calibrator: Sendable {
     /// What to measure.
@@ -93,6 +96,9 @@ public struct Calibrator: Sendable {
     /// typical LRA (175 Hz, Q 6) reaches in a 20 ms tap without overdrive. Slower actuators get
     /// longer or kicked taps to match it; no short tap reaches a tone's steady output.
     public static let tapTarget = 0.65
+    /// How far the tap's level may trim its peaks (``CalibrationProfile/TransientShape/level``): a
+    /// shape further off its target than this is the shape search's to fix.
+    public static let levelTrim = 0.8...1.25
     /// How far (relative) a tap's peak may drift across the usable band.
     public static let bandTolerance = 0.05
 
@@ -300,6 +306,15 @@ public struct Calibrator: Sendable {
             return
         }
         let intensity = 0.5
+        let best = fit.frequencyMap.max { $0.output < $1.output }?.input ?? reach.lowerBound
+        if best > 0, Self.pushPeriod(profile, device: source.device) != nil {
+            // Whole pushes at the best frequency (the count nearest the probe's own duration): the
+            // band then ends where a tap of that length gets another push, or loses one.
+            let period = 1 / best
+            let count = max(Int((probe.transient.duration / period + 0.25).rounded()), 1)
+            probe.transient.duration = Self.betweenPushes(count, period: period)
+            probe.transient.overdriveDuration = min(probe.transient.overdriveDuration, probe.transient.duration)
+        }
         let stimuli = frequencies.map { frequency in
             Stimulus.tap(
                 intensity: intensity, sharpness: log(frequency / reach.lowerBound) / log(reach.upperBound / reach.lowerBound),
@@ -308,7 +323,6 @@ public struct Calibrator: Sendable {
         guard let peaks = try source.measure(stimuli, profile: probe, progress: progress) else { return }
         let ratios = zip(frequencies, peaks).map { ResponsePoint(input: $0, output: $1 / (Self.tapTarget * intensity * CalibrationProfile.referenceOutput)) }
         fit.tapConsistency = ratios
-        let best = fit.frequencyMap.max { $0.output < $1.output }?.input ?? reach.lowerBound
         let centre = ratios.indices.min { abs(ratios[$0].input - best) < abs(ratios[$1].input - best) }!
         let reference = ratios[centre].output
         guard reference > 0 else { return }
@@ -323,13 +337,21 @@ public struct Calibrator: Sendable {
         profile.channels[fit.channel].usableBand = fit.usableBand
     }
 
-    /// Durations to try, seconds: 8–20 ms in 1 ms steps on resonant actuators; on motors from 20 ms
-    /// to 150 ms, or to the measured spin-up time when that is longer (up to 300 ms), in 26 steps;
-    /// never under two of the device's update intervals.
+    /// Durations to try, seconds: on resonant actuators whose resonance was measured, every duration
+    /// between 8 and 21.5 ms that ends a quarter of a drive period before a period's start (see
+    /// ``pushPeriod(_:device:)``); on other resonant actuators 8–20 ms in 1 ms steps; on motors from
+    /// 20 ms to 150 ms, or to the measured spin-up time when that is longer (up to 300 ms), in 26
+    /// steps; never under two of the device's update intervals.
     func candidateDurations(profile: CalibrationProfile, device: DeviceDescription) -> [Double] {
         let resonant = profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator)
         let list: [Double]
-        if resonant {
+        if let period = Self.pushPeriod(profile, device: device) {
+            // Lifted to the floor below, a duration would no longer end between pushes: left out.
+            let floor = 2 * device.minimumUpdateInterval
+            let ends = (1...16).map { Self.betweenPushes($0, period: period) }.filter { $0 >= floor }
+            let inRange = ends.filter { $0 >= 0.008 && $0 <= 0.0215 }
+            list = inRange.isEmpty ? [ends.min { abs($0 - 0.014) < abs($1 - 0.014) }!] : inRange
+        } else if resonant {
             list = stride(from: 8, through: 20, by: 1).map { Double($0) / 1000 }
         } else {
             let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
@@ -338,6 +360,31 @@ public struct Calibrator: Sendable {
         }
         let floor = 2 * device.minimumUpdateInterval
         return Array(Set(list.map { max($0, floor) })).sorted()
+    }
+
+    /// The drive period of a resonant actuator whose resonance was measured, seconds: at the
+    /// lowest frequency its channels are driven at (the bottom of the usable band, else the
+    /// resonance); nil for motors and unmeasured resonances.
+    ///
+    /// An LRA is driven in whole periods: an H-bridge pushes once per PWM period, and its PWM starts
+    /// a period when a drive starts. A tap that ends, or a kick that hands over to the held level,
+    /// during a push cuts that push short by however late the write lands, so the tap's strength
+    /// would scatter with the write path's timing. Ending a quarter period before the next push
+    /// leaves the last push whole (a push lasts at most half a period) and a quarter of a period
+    /// (1.4 ms at 175 Hz) to spare on either side; the band's higher frequencies move the pushes
+    /// less than that within a tap.
+    static func pushPeriod(_ profile: CalibrationProfile, device: DeviceDescription) -> Double? {
+        guard profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator) else { return nil }
+        let lowest = profile.channels.compactMap { channel -> Double? in
+            guard let resonance = channel.resonantFrequency, resonance > 0 else { return nil }
+            return profile.sharpness == .frequency ? min(channel.usableBand?.lowerBound ?? resonance, resonance) : resonance
+        }.min()
+        return lowest.map { 1 / $0 }
+    }
+
+    /// A quarter of `period` before the start of push `count` + 1: after `count` whole pushes, seconds.
+    static func betweenPushes(_ count: Int, period: Double) -> Double {
+        (Double(count) - 0.25) * period
     }
 
     /// Tries tap shapes through the engine and keeps the one whose peaks come closest to their
@@ -353,20 +400,25 @@ public struct Calibrator: Sendable {
         let all = candidateDurations(profile: profile, device: device)
         // About seven durations across the range first (or every n-th with the plan's stride, if
         // sparser), then the one where the peaks cross their targets, found by interpolation.
-        let stride = max(plan.tapDurationStride, Int((Double(all.count) / 7).rounded(.up)))
+        // Between pushes there are only two or three durations: each is tried.
+        let pushPeriod = Self.pushPeriod(profile, device: device)
+        let stride = pushPeriod != nil ? 1 : max(plan.tapDurationStride, Int((Double(all.count) / 7).rounded(.up)))
         let durations = all.enumerated().filter { $0.offset % stride == 0 || $0.offset == all.count - 1 }.map(\.element)
         let interval = max(device.minimumUpdateInterval, 0.001)
         var tried = 0
         var total = durations.count + 1
 
-        /// The worst relative error over the grid, and the mean ratio of peak to target.
-        func trial(_ shape: CalibrationProfile.TransientShape) throws(CalibrationError) -> (shape: CalibrationProfile.TransientShape, error: Double, ratio: Double) {
+        /// The worst relative error over the grid, the mean ratio of peak to target, and each ratio
+        /// (with the intensity exponent fitted to them).
+        func trial(_ shape: CalibrationProfile.TransientShape) throws(CalibrationError) -> (
+            shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double]
+        ) {
             var trial = profile
             trial.transient = shape
             let stimuli = grid.map { Stimulus.tap(intensity: $0.0, sharpness: $0.1, captureLength: shape.duration + plan.tapCapture) }
             tried += 1
             progress.report(phase: "tap shape", done: min(tried, total), total: total)
-            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return (shape, .infinity, .nan) }
+            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return (shape, .infinity, .nan, []) }
             let ratios = zip(grid, peaks).map { $1 / (Self.tapTarget * $0.0 * CalibrationProfile.referenceOutput) }
             // Taps that grow with intensity as i^γ (γ ≠ 1: not like the steady output the curve
             // was fitted to) are played at intensity i^(1/γ); what that does to each ratio follows.
@@ -379,7 +431,7 @@ public struct Calibrator: Sendable {
                     adjusted = zip(grid, ratios).map { $1 * pow($0.0, growth * (fitted.intensityExponent - 1)) }
                 }
             }
-            return (fitted, adjusted.map { abs($0 - 1) }.max() ?? .infinity, adjusted.reduce(0, +) / Double(max(adjusted.count, 1)))
+            return (fitted, adjusted.map { abs($0 - 1) }.max() ?? .infinity, adjusted.reduce(0, +) / Double(max(adjusted.count, 1)), adjusted)
         }
 
         /// Where `ratio` crosses 1 between two neighbouring `values` of a family of shapes, by linear interpolation.
@@ -391,23 +443,33 @@ public struct Calibrator: Sendable {
             return nil
         }
 
-        var results: [(shape: CalibrationProfile.TransientShape, error: Double, ratio: Double)] = []
+        /// The kick lengths tried with a tap of `duration` seconds: fractions of it, or, on a resonant
+        /// actuator, every hand-over between pushes; within the backend's kick window.
+        func kickDurations(for duration: Double) -> [Double] {
+            // A kick longer than the backend's kick window would be cut to the rated level.
+            let longestKick = envelope.map { min(duration, $0.kickDuration) } ?? duration
+            guard let pushPeriod else {
+                return Set(plan.kickFractions.map { min(max((duration * $0 / interval).rounded() * interval, interval), longestKick) }).sorted()
+            }
+            // A hair over the window is rounding: the backend ends the kick at its window. The engine
+            // changes a device's drive at most once per update interval.
+            let ends = (1...16).map { Self.betweenPushes($0, period: pushPeriod) }.filter {
+                $0 < duration && $0 <= longestKick * 1.01 && $0 >= device.minimumUpdateInterval
+            }
+            return ends.isEmpty ? [min(longestKick, duration / 2)] : ends.map { min($0, longestKick) }
+        }
+
+        var results: [(shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double])] = []
         for duration in durations { results.append(try trial(CalibrationProfile.TransientShape(duration: duration))) }
-        if let target = crossing(results.map { ($0.shape.duration, $0.ratio) }) {
+        if pushPeriod == nil, let target = crossing(results.map { ($0.shape.duration, $0.ratio) }) {
             let duration = max((target / interval).rounded() * interval, all.first ?? interval)
             if !results.contains(where: { $0.shape.duration == duration }) { results.append(try trial(CalibrationProfile.TransientShape(duration: duration))) }
         }
         if (results.map(\.error).min() ?? .infinity) > Self.bandTolerance {
             let bestDurations = results.sorted { $0.error < $1.error }.prefix(2).map(\.shape.duration)
-            total += bestDurations.count * (plan.kickGains.count + 1) * plan.kickFractions.count
+            total += bestDurations.map { kickDurations(for: $0).count }.reduce(0, +) * (plan.kickGains.count + 1)
             for duration in bestDurations {
-                var kicks: Set<Double> = []
-                // A kick longer than the backend's kick window would be cut to the rated level.
-                let longestKick = envelope.map { min(duration, $0.kickDuration) } ?? duration
-                for fraction in plan.kickFractions {
-                    kicks.insert(min(max((duration * fraction / interval).rounded() * interval, interval), longestKick))
-                }
-                for kick in kicks.sorted() {
+                for kick in kickDurations(for: duration) {
                     var family: [(value: Double, ratio: Double)] = []
                     for gain in plan.kickGains {
                         let result = try trial(CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick))
@@ -427,13 +489,22 @@ public struct Calibrator: Sendable {
             (a.shape.overdriveGain, a.shape.duration, a.shape.overdriveDuration) < (b.shape.overdriveGain, b.shape.duration, b.shape.overdriveDuration)
         }!
         // The winner of many noisy trials looks better than it is: measure it again, and take the
-        // shape's intensity exponent and error from both measurements together.
+        // shape's intensity exponent and error from both measurements together. Its peaks' mean
+        // from both sets the tap's level, the trim the shape's steps (whole milliseconds, whole
+        // pushes, a few kick gains) cannot make.
         var base = chosen.shape
         base.intensityExponent = 1
         let again = try trial(base)
         let firstExponent = chosen.shape.intensityExponent, secondExponent = again.shape.intensityExponent
         chosen.shape.intensityExponent = Self.round((firstExponent + secondExponent) / 2, 3)
-        chosen.error = (chosen.error + again.error) / 2
+        let both = chosen.ratios + again.ratios
+        let mean = both.reduce(0, +) / Double(max(both.count, 1))
+        if mean.isFinite, mean > 0 {
+            chosen.shape.level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
+            chosen.error = both.map { abs($0 * chosen.shape.level - 1) }.max() ?? chosen.error
+        } else {
+            chosen.error = (chosen.error + again.error) / 2
+        }
         progress.report(phase: "tap shape", done: total, total: total)
         return TransientFit(shape: chosen.shape, maxError: chosen.error, candidatesTried: tried)
     }
@@ -472,7 +543,8 @@ public struct Calibrator: Sendable {
             ratedLevel: (profile.limits.ratedLevel * 10000).rounded(.down) / 10000, overdriveLevel: (profile.limits.overdriveLevel * 10000).rounded(.down) / 10000)
         result.transient = CalibrationProfile.TransientShape(
             duration: round(profile.transient.duration, 4), overdriveGain: round(profile.transient.overdriveGain, 3),
-            overdriveDuration: round(profile.transient.overdriveDuration, 4), intensityExponent: round(profile.transient.intensityExponent, 3))
+            overdriveDuration: round(profile.transient.overdriveDuration, 4), intensityExponent: round(profile.transient.intensityExponent, 3),
+            level: round(profile.transient.level, 3))
         return result
     }
 

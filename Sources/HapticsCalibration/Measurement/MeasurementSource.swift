@@ -166,11 +166,12 @@ public struct CalibrationPlan: Sendable, Hashable {
         driveLevels: [0] + stride(from: 0.02, through: 0.3, by: 0.02).map { $0 } + stride(from: 0.35, through: 1.0001, by: 0.05).map { min($0, 1) })
 
     /// A shorter plan for real-time sources in a hurry: 0.35 s tones, 12 + 8 sweep points, 16 drive
-    /// levels, tap durations judged on a 5 × 2 grid, four kicks.
+    /// levels, tap durations judged on a 5 × 3 grid (the middle of a band too: taps there can fall
+    /// below both ends), four kicks.
     public static let quick = CalibrationPlan(
         toneDuration: 0.35, steadyWindow: 0.15, gap: 0.15, tapCapture: 0.08, coarseFrequencies: 12, fineFrequencies: 8, sweepDrive: 0.7,
         driveLevels: [0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1], tapIntensities: [0.2, 0.4, 0.6, 0.8, 1.0],
-        tapSharpnesses: [0, 1], tapDurationStride: 3, kickGains: [1.5, 2.0], kickFractions: [0.5, 1.0])
+        tapSharpnesses: [0, 0.5, 1], tapDurationStride: 3, kickGains: [1.5, 2.0], kickFractions: [0.5, 1.0])
 
     /// The channels the renderer drives (trigger motors are never driven by intensity and sharpness).
     static func measuredChannels(of device: DeviceDescription) -> [Int] {

@@ -65,9 +65,8 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
     /// Repetitions for a vibration that turns (an ERM's rotating vector): its magnitude holds still.
     public var turningRepetitions = 3
     /// A short event's peak is measured to within this fraction (one standard error of the mean of
-    /// its plays): one more uncertain is played again. One play of an LRA's tap peaks 5-15 % off
-    /// the mean of many, from the phases its few readings meet and from when the write path's
-    /// kick and level changes land (a millisecond moves a 17 ms tap's peak by about 3 %).
+    /// its plays): one more uncertain is played again. One play of an LRA's tap peaks 5-12 % off the
+    /// mean of many, mostly from the phases its few readings meet.
     public var targetStandardError = 0.025
     /// The most times one short event is played for ``targetStandardError``.
     public var maximumPlays = 30
