@@ -40,7 +40,8 @@ public struct ChannelFit: Sendable, Hashable {
 public struct TransientFit: Sendable, Hashable {
     /// The shape written to the profile.
     public var shape: CalibrationProfile.TransientShape
-    /// The largest relative error of a tap's peak over the tap grid (0.05 = 5 %).
+    /// The largest relative error of a tap's peak over the tap grid, with the shape's level (0.05 =
+    /// 5 %; the mean of the winner's two measurements).
     public var maxError: Double
     /// How many shapes were tried.
     public var candidatesTried: Int
@@ -500,8 +501,10 @@ public struct Calibrator: Sendable {
         let both = chosen.ratios + again.ratios
         let mean = both.reduce(0, +) / Double(max(both.count, 1))
         if mean.isFinite, mean > 0 {
-            chosen.shape.level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
-            chosen.error = both.map { abs($0 * chosen.shape.level - 1) }.max() ?? chosen.error
+            let level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
+            chosen.shape.level = level
+            func worst(_ ratios: [Double]) -> Double { ratios.map { abs($0 * level - 1) }.max() ?? .infinity }
+            chosen.error = (worst(chosen.ratios) + worst(again.ratios)) / 2
         } else {
             chosen.error = (chosen.error + again.error) / 2
         }
