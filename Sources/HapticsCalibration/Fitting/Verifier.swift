@@ -26,7 +26,8 @@ public struct VerificationReport: Sendable {
     public var tones: [Item]
     /// Taps at intensities 0.2…1 and sharpness 0, 0.5, 1: their envelope peak.
     public var taps: [Item]
-    /// The vocabulary's single-tap effects: their envelope peak against the tap target.
+    /// The vocabulary's single-tap effects: their envelope peak against the tap target (the mean of
+    /// two measurements of each).
     public var effects: [Item]
     /// The line through (requested, measured) of the tones.
     public var toneLinearity: LinearFit
@@ -91,15 +92,21 @@ public enum Verifier {
             }
         }
         let tapEnd = stimuli.count
-        for effect in referenceEffects {
+        // The effects are what devices are compared by: each is measured twice over (two stimuli,
+        // each played until precise) and the two averaged, so its standard error is 1/√2 of the
+        // source's target, and one unlucky mean moves it half as far.
+        let effects = referenceEffects
+        for effect in effects {
             names.append(effect.name)
             requested.append(expectedPeak(of: effect.pattern) * reference)
             stimuli.append(.effect(effect.pattern, transientDuration: profile.transient.duration, ringDown: plan.tapCapture))
         }
+        stimuli += stimuli[tapEnd...]
         guard let outputs = try source.measure(stimuli, profile: profile, progress: progress) else {
             throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
         }
-        let items = names.indices.map { VerificationReport.Item(name: names[$0], requested: requested[$0], measured: outputs[$0]) }
+        let measured = names.indices.map { $0 < tapEnd ? outputs[$0] : (outputs[$0] + outputs[$0 + effects.count]) / 2 }
+        let items = names.indices.map { VerificationReport.Item(name: names[$0], requested: requested[$0], measured: measured[$0]) }
         return VerificationReport(tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]))
     }
 
