@@ -46,6 +46,10 @@ struct PlayerState: Sendable {
         self.timeline = timeline
     }
 
+    /// A state that stands in for a player's while the engine holds that one outside its table
+    /// (an idle player of an empty timeline; nothing renders it).
+    static let placeholder = PlayerState(timeline: PatternTimeline())
+
     mutating func enqueue(_ command: PlayerCommand, at time: HapticInstant) {
         let index = pending.partitionIndex { $0.time > time }
         pending.insert((time, command), at: index)
@@ -81,6 +85,41 @@ struct PlayerState: Sendable {
     }
 }
 
+/// The engine's players in id order. Ids only grow, so a new player is appended; a player is found
+/// by binary search and changed in place: no hashing and no copy of a state out of the table on
+/// the trigger path or in a pass. Guarded by the engine's lock.
+struct PlayerTable: Sendable {
+    struct Slot: Sendable {
+        let id: UInt64
+        var state: PlayerState
+    }
+
+    /// The players, by increasing id.
+    var slots: [Slot] = []
+
+    init() {
+        // An app's handful of players and feedback effects under way fit without growing.
+        slots.reserveCapacity(16)
+    }
+
+    /// Where player `id` is, if the engine knows it.
+    func index(of id: UInt64) -> Int? {
+        var low = 0, high = slots.count
+        while low < high {
+            let middle = (low + high) / 2
+            if slots[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < slots.count && slots[low].id == id ? low : nil
+    }
+
+    /// Adds player `id`, newer than every player in the table.
+    mutating func append(_ id: UInt64, _ state: consuming PlayerState) {
+        // The last id read in place: `slots.last` would copy the whole state out.
+        precondition(slots.isEmpty || slots[slots.count - 1].id < id, "player ids only grow")
+        slots.append(Slot(id: id, state: state))
+    }
+}
+
 /// What the engine drives on one device. Guarded by the engine's lock.
 struct DeviceOutput: Sendable {
     let device: HapticDevice
@@ -91,13 +130,21 @@ struct DeviceOutput: Sendable {
     /// repeated trigger (the same feedback, the same pattern) reuses its frame instead of rendering
     /// again. A few entries (an app's handful of feedback effects and patterns), oldest first, in
     /// storage reserved once.
-    private var firstFrames: [(timeline: PatternTimeline.Identity, position: Double, scale: Double, drives: [ChannelDrive]?)] = []
+    private var firstFrames: [(timeline: PatternTimeline, position: Double, scale: Double, drives: [ChannelDrive]?, next: Double?)] = []
     private static let firstFrameCapacity = 8
     /// Seconds between frames while something ramps: the device's update interval, at least 4 ms.
     let step: Double
-    var lastDrives: [ChannelDrive]
+    /// What the engine last sent. Only ever written element by element (``record(_:)``), so its
+    /// storage is this output's alone and a pass changes it in place.
+    private(set) var lastDrives: [ChannelDrive]
     /// Every channel off: what a silent pass sends, built once per device.
     let silence: [ChannelDrive]
+    /// A pass's scratch: the voices of one player, then the mix of every player (one entry per
+    /// channel), reused from pass to pass.
+    var voices: [Voice] = []
+    var mixed: [ChannelDrive]
+    /// Each channel's amplitude steps less one (at least 1): what ``quantized(_:)`` rounds to.
+    private let steps: [Double]
     var lastSubmit: HapticInstant?
     /// Whether the engine has begun an activity (a trigger) on the device.
     var active = false
@@ -110,8 +157,39 @@ struct DeviceOutput: Sendable {
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
         silence = Array(repeating: .off, count: device.description.channels.count)
-        lastDrives = silence
+        lastDrives = Array(repeating: .off, count: device.description.channels.count)
+        mixed = silence
+        steps = device.description.channels.map { Double(max($0.amplitudeSteps - 1, 1)) }
         firstFrames.reserveCapacity(Self.firstFrameCapacity)
+        voices.reserveCapacity(8)
+    }
+
+    /// Sets ``lastDrives`` to `drives` (as many channels), element by element.
+    mutating func record(_ drives: [ChannelDrive]) {
+        for index in lastDrives.indices { lastDrives[index] = drives[index] }
+    }
+
+    /// Empties the mix: every channel off.
+    mutating func clearMix() {
+        for index in mixed.indices { mixed[index] = .off }
+    }
+
+    /// Mixes ``voices``, every intensity times `scale`, into ``mixed``.
+    mutating func mixVoices(scale: Double) {
+        for index in voices.indices {
+            let voice = voices[index]
+            mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
+        }
+    }
+
+    /// Rounds ``mixed`` in place as ``quantized(_:)`` does.
+    mutating func quantizeMix() {
+        for index in mixed.indices { mixed[index] = quantized(mixed[index], channel: index) }
+    }
+
+    /// `drive` rounded to the amplitude steps channel `channel` renders (no frequency when off).
+    private func quantized(_ drive: ChannelDrive, channel: Int) -> ChannelDrive {
+        ChannelDrive(amplitude: (drive.amplitude * steps[channel]).rounded() / steps[channel], frequency: drive.amplitude > 0 ? drive.frequency : 0)
     }
 
     /// Whether the engine last sent silence on every channel.
@@ -122,14 +200,15 @@ struct DeviceOutput: Sendable {
 
     /// What `timeline` sounds like at `position` with every intensity times `scale` and its controls
     /// untouched, on this device while it is silent (what a start sends first), quantized; nil when
-    /// nothing sounds. Remembered for the next start of the same timeline: the render is a pure
-    /// function of these and of the mapper, whose change forgets it.
-    mutating func firstFrame(of timeline: PatternTimeline, at position: Double, scale: Double) -> [ChannelDrive]? {
+    /// nothing sounds; and the next pattern position at which it changes (nil: none before its end).
+    /// Remembered for the next start of the same timeline: the render is a pure function of these
+    /// and of the mapper, whose change forgets it.
+    mutating func firstFrame(of timeline: PatternTimeline, at position: Double, scale: Double) -> (drives: [ChannelDrive]?, next: Double?) {
         for index in firstFrames.indices
-        where firstFrames[index].timeline === timeline.identity && firstFrames[index].position == position && firstFrames[index].scale == scale {
-            return firstFrames[index].drives
+        where firstFrames[index].timeline === timeline && firstFrames[index].position == position && firstFrames[index].scale == scale {
+            return (firstFrames[index].drives, firstFrames[index].next)
         }
-        let (voices, _, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
+        let (voices, next, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
         var drives: [ChannelDrive]?
         if !voices.isEmpty {
             var mixed = [ChannelDrive](repeating: .off, count: lastDrives.count)
@@ -142,16 +221,15 @@ struct DeviceOutput: Sendable {
             drives = quantized(mixed)
         }
         if firstFrames.count == Self.firstFrameCapacity { firstFrames.removeFirst() }
-        firstFrames.append((timeline.identity, position, scale, drives))
-        return drives
+        firstFrames.append((timeline, position, scale, drives, next))
+        return (drives, next)
     }
 
     /// `drives` rounded to the amplitude steps each channel can render, so frames that the
     /// hardware could not tell apart are not sent twice.
     func quantized(_ drives: [ChannelDrive]) -> [ChannelDrive] {
-        zip(drives, device.description.channels).map { drive, channel in
-            let steps = Double(max(channel.amplitudeSteps - 1, 1))
-            return ChannelDrive(amplitude: (drive.amplitude * steps).rounded() / steps, frequency: drive.amplitude > 0 ? drive.frequency : 0)
-        }
+        var result = drives
+        for index in result.indices { result[index] = quantized(result[index], channel: index) }
+        return result
     }
 }

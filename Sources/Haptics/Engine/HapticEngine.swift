@@ -68,7 +68,7 @@ public final class HapticEngine: Sendable {
 
     struct Core {
         var running = false
-        var players: [UInt64: PlayerState] = [:]
+        var players = PlayerTable()
         var nextPlayerID: UInt64 = 1
         var outputs: [DeviceOutput]
         var wake: (id: ScheduledActionID, at: HapticInstant)?
@@ -77,6 +77,8 @@ public final class HapticEngine: Sendable {
         var tapInterval = 0.0 {
             didSet { feedbackIntervals.removeAll() }
         }
+        /// The longest tap of a live device, in seconds: a pattern has ended once its last tap has on every device.
+        var longestTap = 0.0
         var autoShutdownEnabled = true
         var autoShutdownTimeout = 120.0
         var policy: HapticPolicy {
@@ -189,8 +191,9 @@ public final class HapticEngine: Sendable {
     }
 
     private static func refreshTapInterval(_ core: inout Core) {
-        core.tapInterval = core.outputs.filter { !$0.lost }
-            .map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
+        let live = core.outputs.filter { !$0.lost }
+        core.tapInterval = live.map { $0.mapper.profile.transient.duration + $0.device.description.minimumUpdateInterval }.max() ?? 0
+        core.longestTap = live.map(\.mapper.profile.transient.duration).max() ?? 0
     }
 
     /// Whether the engine is running.
@@ -262,7 +265,7 @@ public final class HapticEngine: Sendable {
         core.withLock { core in
             let id = core.nextPlayerID
             core.nextPlayerID += 1
-            core.players[id] = PlayerState(timeline: PatternTimeline(pattern: pattern))
+            core.players.append(id, PlayerState(timeline: PatternTimeline(pattern: pattern)))
             return id
         }
     }
@@ -283,7 +286,7 @@ public final class HapticEngine: Sendable {
             player.isOrphan = true
             // Started before it is stored: one insertion, no copy of the state out of the table.
             startNow(&player, &core, notices: &notices)
-            core.players[id] = consume player
+            core.players.append(id, player)
             return .success(())
         }
         try result.get()
@@ -296,7 +299,7 @@ public final class HapticEngine: Sendable {
         guard time.isFinite else { throw .invalidTime(time) }
         var notices: [Notice] = []
         let result: Result<Bool, HapticEngineError> = core.withLock { core in
-            guard core.players[id] != nil else { return .failure(.playerReleased) }
+            guard let slot = core.players.index(of: id) else { return .failure(.playerReleased) }
             if !core.running {
                 guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
                 startLocked(&core)
@@ -304,13 +307,15 @@ public final class HapticEngine: Sendable {
             let now = clock.now()
             let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
             if case .start = command, instant == now {
-                // Taken out and put back, so the state is started without a copy.
-                var player = core.players.removeValue(forKey: id)!
+                // Swapped out of its slot and back (a placeholder stands in), so the state is
+                // started in place: no copy, nothing moved in the table.
+                var player = PlayerState.placeholder
+                swap(&player, &core.players.slots[slot].state)
                 startNow(&player, &core, now: now, notices: &notices)
-                core.players[id] = consume player
+                swap(&player, &core.players.slots[slot].state)
                 return .success(true)
             }
-            core.players[id]!.enqueue(command, at: instant)
+            core.players.slots[slot].state.enqueue(command, at: instant)
             core.lastActivity = now
             return .success(false)
         }
@@ -319,65 +324,84 @@ public final class HapticEngine: Sendable {
         if !startedNow { tick() }
     }
 
-    /// Starts player `id` at once and sends its first frame on the calling thread; the full pass is
-    /// handed to the engine's scheduler thread, so the caller returns at once and the backend's
-    /// writer is not kept waiting behind the rest of the engine's work. Voices mix by a per-channel
-    /// maximum, so that frame is the new player's drive over what each device outputs already; the
-    /// full pass recomputes every device from every player. A start also retries a device that
-    /// failed earlier.
+    /// Starts player `id` at once and sends its first frame on the calling thread. Voices mix by a
+    /// per-channel maximum, so that frame is the new player's drive over what each device outputs
+    /// already. A start also retries a device that failed earlier.
+    ///
+    /// The usual trigger (every device silent, the player's controls untouched, a timeline started
+    /// before) plays each device's remembered first frame and arms the engine's next pass for the
+    /// start's first change (a kick's end, the tap's end), which the frame remembers too: nothing
+    /// else is due sooner, since every other player's next change is armed already. Any other
+    /// start hands a full pass to the engine's scheduler thread at once, which recomputes every
+    /// device from every player; the caller returns without waiting for it.
     private func startNow(_ player: inout PlayerState, _ core: inout Core, now: HapticInstant? = nil, notices: inout [Notice]) {
         let now = now ?? clock.now()
-        defer { reschedule(&core, at: now) }
         apply(.start, at: now, to: &player, notices: &notices)
         core.lastActivity = now
         // Untouched controls change nothing: no array of their values to build.
         let untouched = player.controls.tracks.isUntouched
         let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
         let scale = player.intensityScale * core.policy.intensityScale
+        // Where a pattern played once ends: its loop, or its last event and tap.
+        let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : player.timeline.end(transientDuration: core.longestTap)
+        var fullPass = false
+        var firstChange: HapticInstant?
         for index in core.outputs.indices where !core.outputs[index].lost {
             core.outputs[index].faulted = false
-            guard core.policy.isEnabled, !player.isMuted else { continue }
+            guard core.policy.isEnabled, !player.isMuted else {
+                fullPass = true
+                continue
+            }
             let desired: [ChannelDrive]
             if untouched, core.outputs[index].isSilent {
                 // The usual trigger: a silent device, rendered as the last start of this timeline was.
-                guard let frame = core.outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale) else { continue }
+                let (frame, next) = core.outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale)
+                guard let frame else {
+                    fullPass = true
+                    continue
+                }
                 desired = frame
+                let change = player.instant(ofPosition: min(next ?? wrap, wrap), from: now, position: player.startOffset)
+                firstChange = min(firstChange ?? change, change)
             } else {
+                fullPass = true
                 let (voices, _, _) = player.timeline.evaluate(
                     at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
                 guard !voices.isEmpty else { continue }
                 var mixed = core.outputs[index].lastDrives
                 for voice in voices {
-                    let drives = core.outputs[index].mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
-                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
-                        mixed[channel] = drives[channel]
-                    }
+                    core.outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
                 }
                 desired = core.outputs[index].quantized(mixed)
             }
             let device = core.outputs[index].device
             let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
-            guard desired != core.outputs[index].lastDrives, earliest <= now else { continue }
+            guard desired != core.outputs[index].lastDrives, earliest <= now else {
+                fullPass = true
+                continue
+            }
             do {
                 if !core.outputs[index].active {
                     try device.beginActivity()
                     core.outputs[index].active = true
                 }
                 try device.submit(DriveFrame(time: now, channels: desired))
-                core.outputs[index].lastDrives = desired
+                core.outputs[index].record(desired)
                 core.outputs[index].lastSubmit = now
             } catch {
                 fail(&core, index: index, error: error, notices: &notices)
+                fullPass = true
             }
         }
+        reschedule(&core, at: fullPass ? now : (firstChange ?? now))
     }
 
     /// Changes player `id`'s state under the lock (at the current time), then runs the engine (not
     /// when `render` is false: a change to a player that is not playing needs no pass).
     func updatePlayer<T: Sendable>(_ id: UInt64, render: Bool = true, _ body: (inout PlayerState, HapticInstant) -> T) -> T? {
         let result: T? = core.withLock { core in
-            guard core.players[id] != nil else { return nil }
-            return body(&core.players[id]!, clock.now())
+            guard let slot = core.players.index(of: id) else { return nil }
+            return body(&core.players.slots[slot].state, clock.now())
         }
         if render { tick() }
         return result
@@ -386,19 +410,19 @@ public final class HapticEngine: Sendable {
     /// Reads player `id`'s state.
     func readPlayer<T: Sendable>(_ id: UInt64, _ body: (PlayerState, HapticInstant) -> T) -> T? {
         core.withLock { core -> T? in
-            guard let player = core.players[id] else { return nil }
-            return body(player, clock.now())
+            guard let slot = core.players.index(of: id) else { return nil }
+            return body(core.players.slots[slot].state, clock.now())
         }
     }
 
     /// The player object is gone: forget its state once it is not playing.
     func release(player id: UInt64) {
         core.withLock { core in
-            guard let player = core.players[id] else { return }
-            if player.status == .playing || !player.pending.isEmpty {
-                core.players[id]!.isOrphan = true
+            guard let slot = core.players.index(of: id) else { return }
+            if core.players.slots[slot].state.status == .playing || !core.players.slots[slot].state.pending.isEmpty {
+                core.players.slots[slot].state.isOrphan = true
             } else {
-                core.players[id] = nil
+                core.players.slots.remove(at: slot)
             }
         }
     }
@@ -420,6 +444,8 @@ public final class HapticEngine: Sendable {
         deliver(notices)
     }
 
+    /// One pass. It builds no array: the players are walked in place in their table, and each
+    /// device mixes into its own scratch storage (``DeviceOutput/voices``, ``DeviceOutput/mixed``).
     private func render(_ core: inout Core, now: HapticInstant, notices: inout [Notice]) {
         var next: HapticInstant?
         func consider(_ instant: HapticInstant?) {
@@ -430,77 +456,44 @@ public final class HapticEngine: Sendable {
         // 1. Commands that are due. A start still to come also needs a pass ahead of it, by the
         //    wake latency of every idle device, so the device is awake when the start arrives.
         var startedThisPass = false
-        // Loops rather than filter/map chains: a pass runs several times per trigger, and each
-        // intermediate array is an allocation.
+        // Index loops rather than filter/map chains: each intermediate array is an allocation.
         var slowestWake: Double?
         for index in core.outputs.indices where !core.outputs[index].lost && !core.outputs[index].active {
             let latency = core.outputs[index].device.description.wakeLatency
             slowestWake = max(slowestWake ?? latency, latency)
         }
-        for id in core.players.keys.sorted() {
-            while let first = core.players[id]!.pending.first, first.time <= now {
-                core.players[id]!.pending.removeFirst()
+        for slot in core.players.slots.indices {
+            while let first = core.players.slots[slot].state.pending.first, first.time <= now {
+                core.players.slots[slot].state.pending.removeFirst()
                 if case .start = first.command { startedThisPass = true }
-                apply(first.command, at: first.time, to: &core.players[id]!, notices: &notices)
+                apply(first.command, at: first.time, to: &core.players.slots[slot].state, notices: &notices)
             }
-            consider(core.players[id]!.pending.first?.time)
-            if let slowestWake, let start = core.players[id]!.pending.first(where: { if case .start = $0.command { true } else { false } }) {
+            consider(core.players.slots[slot].state.pending.first?.time)
+            if let slowestWake, let start = core.players.slots[slot].state.pending.first(where: { if case .start = $0.command { true } else { false } }) {
                 let early = start.time.advanced(bySeconds: -(slowestWake + 0.001))
                 if early > now { consider(early) }
             }
         }
 
-        // 2. What every playing player sounds like on every device.
-        let live = core.outputs.indices.filter { !core.outputs[$0].lost }
-        var longestTap = 0.0
-        for index in live { longestTap = max(longestTap, core.outputs[index].mapper.profile.transient.duration) }
-        var voices = [[Voice]](repeating: [], count: core.outputs.count)
+        // 2. What every playing player sounds like on every device, mixed per channel.
+        for index in core.outputs.indices where !core.outputs[index].lost { core.outputs[index].clearMix() }
+        let sounds = core.policy.isEnabled
         var anyPlaying = false
-        for id in core.players.keys.sorted() where core.players[id]!.status == .playing {
-            // Taken out and put back, so the state is mutated without a copy.
-            var player = core.players.removeValue(forKey: id)!
-            defer { core.players[id] = player }
-            var position = player.position(at: now)
-            let end = player.timeline.end(transientDuration: longestTap)
-            if player.loopEnabled, player.loopLength > 0, position >= player.loopLength - 1e-9 {
-                position = 0
-                player.startOffset = 0
-                player.anchor = now
-            } else if !player.loopEnabled, position >= end - 1e-9 {
-                player.status = .finished
-                player.startOffset = 0
-                if let completion = player.completion { notices.append(.completion(completion, nil)) }
-                continue
-            }
-            anyPlaying = true
-            core.lastActivity = now
-            let external = player.controls.tracks.values(at: now.seconds)
-            let externalRamping = player.controls.tracks.isRamping(at: now.seconds)
-            consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) })
-            let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
-            for index in live {
-                let step = core.outputs[index].step
-                let (sounding, nextPosition, underWay) = player.timeline.evaluate(
-                    at: position, shape: core.outputs[index].mapper.profile.transient, external: external, step: step)
-                if !player.isMuted {
-                    for voice in sounding {
-                        voices[index].append(Voice(intensity: voice.intensity * player.intensityScale, sharpness: voice.sharpness, gain: voice.gain))
-                    }
-                }
-                consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
-                if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
+        for slot in core.players.slots.indices where core.players.slots[slot].state.status == .playing {
+            let playing = Self.render(
+                &core.players.slots[slot].state, into: &core.outputs, now: now, longestTap: core.longestTap,
+                scale: sounds ? core.policy.intensityScale : nil, notices: &notices, consider: consider)
+            if playing {
+                anyPlaying = true
+                core.lastActivity = now
             }
         }
-        var done: [UInt64] = []
-        for (id, player) in core.players where player.isOrphan && player.status != .playing && player.pending.isEmpty {
-            done.append(id)
-        }
-        for id in done { core.players[id] = nil }
+        core.players.slots.removeAll { $0.state.isOrphan && $0.state.status != .playing && $0.state.pending.isEmpty }
 
         // 3. Each device: begin a trigger while anything plays (or starts within its wake latency),
         //    send the mixed frame if it changed and the device's update interval allows, end the
         //    trigger once silent and idle.
-        for index in live {
+        for index in core.outputs.indices where !core.outputs[index].lost {
             if core.outputs[index].faulted {
                 // A device that failed is retried by the next start, not on every pass.
                 guard startedThisPass else { continue }
@@ -508,23 +501,9 @@ public final class HapticEngine: Sendable {
             }
             let device = core.outputs[index].device
             let wakeHorizon = now.advanced(bySeconds: device.description.wakeLatency + 0.001)
-            let startingSoon = core.players.values.contains { player in
-                player.pending.contains { if case .start = $0.command { $0.time <= wakeHorizon } else { false } }
-            }
-            let desired: [ChannelDrive]
-            if core.policy.isEnabled, !voices[index].isEmpty {
-                var mixed = [ChannelDrive](repeating: .off, count: device.description.channels.count)
-                for voice in voices[index] {
-                    let drives = core.outputs[index].mapper.drives(
-                        intensity: voice.intensity * core.policy.intensityScale, sharpness: voice.sharpness, gain: voice.gain)
-                    for channel in drives.indices where drives[channel].amplitude > mixed[channel].amplitude {
-                        mixed[channel] = drives[channel]
-                    }
-                }
-                desired = core.outputs[index].quantized(mixed)
-            } else {
-                // Silence, quantized already: the device's one silent frame, shared, not rebuilt.
-                desired = core.outputs[index].silence
+            var startingSoon = false
+            for slot in core.players.slots.indices where !startingSoon {
+                startingSoon = core.players.slots[slot].state.pending.contains { if case .start = $0.command { $0.time <= wakeHorizon } else { false } }
             }
             if (anyPlaying || startingSoon) && !core.outputs[index].active {
                 do {
@@ -535,14 +514,16 @@ public final class HapticEngine: Sendable {
                     continue
                 }
             }
-            if desired != core.outputs[index].lastDrives {
+            // Silence is every channel off, which rounds to itself.
+            core.outputs[index].quantizeMix()
+            if core.outputs[index].mixed != core.outputs[index].lastDrives {
                 let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
                 if earliest > now {
                     consider(earliest)
                 } else if core.outputs[index].active {
                     do {
-                        try device.submit(DriveFrame(time: now, channels: desired))
-                        core.outputs[index].lastDrives = desired
+                        try device.submit(DriveFrame(time: now, channels: core.outputs[index].mixed))
+                        core.outputs[index].record(core.outputs[index].mixed)
                         core.outputs[index].lastSubmit = now
                     } catch {
                         fail(&core, index: index, error: error, notices: &notices)
@@ -550,8 +531,7 @@ public final class HapticEngine: Sendable {
                     }
                 }
             }
-            let silent = core.outputs[index].lastDrives.allSatisfy { $0.amplitude == 0 }
-            if core.outputs[index].active, !anyPlaying, !startingSoon, silent {
+            if core.outputs[index].active, !anyPlaying, !startingSoon, core.outputs[index].isSilent {
                 device.endActivity()
                 core.outputs[index].active = false
             }
@@ -562,7 +542,8 @@ public final class HapticEngine: Sendable {
         }
 
         // 4. The idle timeout.
-        let busy = anyPlaying || core.players.values.contains { !$0.pending.isEmpty }
+        var busy = anyPlaying
+        for slot in core.players.slots.indices where !busy { busy = !core.players.slots[slot].state.pending.isEmpty }
         if core.autoShutdownEnabled, !busy {
             let deadline = core.lastActivity.advanced(bySeconds: core.autoShutdownTimeout)
             if deadline <= now {
@@ -572,6 +553,44 @@ public final class HapticEngine: Sendable {
             consider(deadline)
         }
         reschedule(&core, at: next)
+    }
+
+    /// One playing player in a pass: finishes it at its end (or wraps its loop), and mixes what it
+    /// sounds like now into every live device's ``DeviceOutput/mixed``, every intensity times the
+    /// player's scale and `scale` (nil: the policy silences haptics, nothing is mixed). Whether it
+    /// still plays.
+    private static func render(
+        _ player: inout PlayerState, into outputs: inout [DeviceOutput], now: HapticInstant, longestTap: Double, scale: Double?,
+        notices: inout [Notice], consider: (HapticInstant?) -> Void
+    ) -> Bool {
+        var position = player.position(at: now)
+        let end = player.timeline.end(transientDuration: longestTap)
+        if player.loopEnabled, player.loopLength > 0, position >= player.loopLength - 1e-9 {
+            position = 0
+            player.startOffset = 0
+            player.anchor = now
+        } else if !player.loopEnabled, position >= end - 1e-9 {
+            player.status = .finished
+            player.startOffset = 0
+            if let completion = player.completion { notices.append(.completion(completion, nil)) }
+            return false
+        }
+        // Untouched controls change nothing: no array of their values, no breakpoint to look for.
+        let untouched = player.controls.tracks.isUntouched
+        let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
+        let externalRamping = !untouched && player.controls.tracks.isRamping(at: now.seconds)
+        if !untouched { consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) }) }
+        let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
+        for index in outputs.indices where !outputs[index].lost {
+            let step = outputs[index].step
+            let shape = outputs[index].mapper.profile.transient
+            outputs[index].voices.removeAll(keepingCapacity: true)
+            let (nextPosition, underWay) = player.timeline.evaluate(at: position, shape: shape, external: external, step: step, into: &outputs[index].voices)
+            if let scale, !player.isMuted { outputs[index].mixVoices(scale: player.intensityScale * scale) }
+            consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
+            if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
+        }
+        return true
     }
 
     private func apply(_ command: PlayerCommand, at time: HapticInstant, to player: inout PlayerState, notices: inout [Notice]) {
@@ -618,7 +637,7 @@ public final class HapticEngine: Sendable {
             notices.append(.stopped(.systemError(error)))
             // Park the device, stopped, until the next start tries again (the error may have been transient).
             core.outputs[index].faulted = true
-            core.outputs[index].lastDrives = core.outputs[index].silence
+            core.outputs[index].record(core.outputs[index].silence)
             if core.outputs[index].active {
                 core.outputs[index].device.endActivity()
                 core.outputs[index].active = false
@@ -631,6 +650,7 @@ public final class HapticEngine: Sendable {
         core.withLock { core in
             guard core.running else {
                 core.outputs[index].lost = true
+                Self.refreshTapInterval(&core)
                 return
             }
             fail(&core, index: index, error: error, notices: &notices)
@@ -648,12 +668,12 @@ public final class HapticEngine: Sendable {
 
     /// Stops everything; `reason` nil for an explicit stop or when no device is left (already reported).
     private func shutDown(_ core: inout Core, reason: StoppedReason?, notices: inout [Notice]) {
-        for id in core.players.keys {
-            let wasPlaying = core.players[id]!.status == .playing || core.players[id]!.status == .paused
-            core.players[id]!.pending.removeAll()
-            core.players[id]!.status = .finished
-            core.players[id]!.startOffset = 0
-            if wasPlaying, let completion = core.players[id]!.completion {
+        for slot in core.players.slots.indices {
+            let wasPlaying = core.players.slots[slot].state.status == .playing || core.players.slots[slot].state.status == .paused
+            core.players.slots[slot].state.pending.removeAll()
+            core.players.slots[slot].state.status = .finished
+            core.players.slots[slot].state.startOffset = 0
+            if wasPlaying, let completion = core.players.slots[slot].state.completion {
                 notices.append(.completion(completion, reason == nil ? HapticEngineError.engineStopped : HapticEngineError.playerStopped))
             }
         }
@@ -664,7 +684,7 @@ public final class HapticEngine: Sendable {
             }
             if output.active { output.device.endActivity() }
             core.outputs[index].active = false
-            core.outputs[index].lastDrives = output.silence
+            core.outputs[index].record(output.silence)
             core.outputs[index].lastSubmit = nil
         }
         core.running = false

@@ -30,11 +30,26 @@ public struct DriveMapper: Sendable, Hashable {
     /// (0 … 1); `gain` multiplies the drive above the dead zone (a transient's kick) and lifts the
     /// limit from the rated to the overdrive level.
     public func drives(intensity: Double, sharpness: Double, gain: Double = 1) -> [ChannelDrive] {
+        var result = [ChannelDrive](repeating: .off, count: device.channels.count)
+        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain) { index, drive in result[index] = drive }
+        return result
+    }
+
+    /// Mixes what ``drives(intensity:sharpness:gain:)`` gives into `mixed` (one entry per channel),
+    /// keeping on each channel the stronger drive: how the engine sums voices, in place, with no
+    /// array built.
+    func mix(intensity: Double, sharpness: Double, gain: Double, into mixed: inout [ChannelDrive]) {
+        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain) { index, drive in
+            if drive.amplitude > mixed[index].amplitude { mixed[index] = drive }
+        }
+    }
+
+    /// Calls `body` with each channel that is driven and its drive (channels left out are off).
+    private func forEachDrive(intensity: Double, sharpness: Double, gain: Double, _ body: (Int, ChannelDrive) -> Void) {
         let target = max(0, min(intensity, max(profile.transient.level, 1))) * CalibrationProfile.referenceOutput
         let sharpness = max(0, min(sharpness, 1))
         let cap = gain > 1 ? profile.limits.overdriveLevel : profile.limits.ratedLevel
-        var result = [ChannelDrive](repeating: .off, count: device.channels.count)
-        guard target > 0 else { return result }
+        guard target > 0 else { return }
 
         func drive(_ index: Int, output: Double, frequency: Double) {
             // The kick multiplies the part of the drive above the dead zone, so kicked taps stay
@@ -46,7 +61,7 @@ public struct DriveMapper: Sendable, Hashable {
                 level = max(level, 1 / Double(max(device.channels[index].amplitudeSteps - 1, 1)))
             }
             let kicked = level > channel.deadZone ? channel.deadZone + (level - channel.deadZone) * gain : level
-            result[index] = ChannelDrive(amplitude: min(kicked, cap), frequency: frequency)
+            body(index, ChannelDrive(amplitude: min(kicked, cap), frequency: frequency))
         }
 
         switch profile.sharpness {
@@ -55,8 +70,8 @@ public struct DriveMapper: Sendable, Hashable {
                 drive(index, output: target, frequency: 0)
             }
         case .frequency:
-            for (index, channel) in profile.channels.enumerated() {
-                guard let band = channel.usableBand, band.lowerBound > 0 else { continue }
+            for index in profile.channels.indices {
+                guard let band = profile.channels[index].usableBand, band.lowerBound > 0 else { continue }
                 // What the device will play: a device that plays whole periods cannot play every
                 // frequency of the band, and the profile's map holds outputs where it can.
                 let frequency = device.playedFrequency(band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness), within: band)
@@ -64,9 +79,8 @@ public struct DriveMapper: Sendable, Hashable {
             }
         case .motorMix(let low, let high):
             let angle = sharpness * Double.pi / 2
-            if result.indices.contains(low) { drive(low, output: target * cos(angle), frequency: 0) }
-            if result.indices.contains(high) { drive(high, output: target * sin(angle), frequency: 0) }
+            if device.channels.indices.contains(low) { drive(low, output: target * cos(angle), frequency: 0) }
+            if device.channels.indices.contains(high) { drive(high, output: target * sin(angle), frequency: 0) }
         }
-        return result
     }
 }

@@ -63,9 +63,20 @@ struct ControlSet: Sendable, Hashable {
     /// Every control's value at `time`.
     func values(at time: Double) -> [Double] { tracks.map { $0.value(at: time) } }
 
-    func isRamping(at time: Double) -> Bool { tracks.contains { $0.isRamping(at: time) } }
+    func isRamping(at time: Double) -> Bool {
+        for index in tracks.indices where tracks[index].isRamping(at: time) { return true }
+        return false
+    }
 
-    func nextBreakpoint(after time: Double) -> Double? { tracks.compactMap { $0.nextBreakpoint(after: time) }.min() }
+    /// The first breakpoint of any control after `time` (an index loop: a pass asks on every render).
+    func nextBreakpoint(after time: Double) -> Double? {
+        var earliest: Double?
+        for index in tracks.indices {
+            guard let breakpoint = tracks[index].nextBreakpoint(after: time) else { continue }
+            earliest = min(earliest ?? breakpoint, breakpoint)
+        }
+        return earliest
+    }
 }
 
 /// One thing sounding at an instant: the summed continuous events, or one transient pulse.
@@ -80,7 +91,11 @@ struct Voice: Sendable, Hashable {
 ///
 /// Evaluation is a pure function of pattern time, so seeking, looping, pausing and rate changes
 /// need no state beyond the player's clock.
-struct PatternTimeline: Sendable {
+///
+/// A class, immutable: every player of a pattern and every play of a feedback effect share one,
+/// so starting one retains one object, and what a render remembered for a timeline is found again
+/// by its identity.
+final class PatternTimeline: Sendable {
     struct Event: Sendable {
         var start: Double
         var duration: Double
@@ -93,13 +108,11 @@ struct PatternTimeline: Sendable {
         var sustained: Bool
     }
 
-    /// Which timeline this is (copies share it): what a render remembered for it is found again.
-    final class Identity: Sendable {}
-
     let events: [Event]
     let controls: ControlSet
     let duration: Double
-    let identity = Identity()
+    /// The pattern sets no control (no dynamic parameter, no curve): each is at its default.
+    private let controlsUntouched: Bool
     private let longestEvent: Double
     private let lastTransientStart: Double?
 
@@ -114,9 +127,20 @@ struct PatternTimeline: Sendable {
         var controls = ControlSet()
         controls.apply(parameters: pattern.parameters, curves: pattern.parameterCurves, offset: 0)
         self.controls = controls
+        controlsUntouched = controls.isUntouched
         duration = pattern.duration
         longestEvent = events.map(\.duration).max() ?? 0
         lastTransientStart = events.last(where: \.transient)?.start
+    }
+
+    /// A timeline with no event and no control.
+    init() {
+        events = []
+        controls = ControlSet()
+        controlsUntouched = true
+        duration = 0
+        longestEvent = 0
+        lastTransientStart = nil
     }
 
     /// An envelope adjuster (0 … 1) as seconds: 0 → 0 s, 0.5 → 31 ms, 1 → 1 s, growing exponentially;
@@ -138,13 +162,23 @@ struct PatternTimeline: Sendable {
     func evaluate(
         at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double
     ) -> (voices: [Voice], next: Double?, active: Bool) {
+        var voices: [Voice] = []
+        let (next, active) = evaluate(at: time, shape: shape, external: external, step: step, into: &voices)
+        return (voices, next, active)
+    }
+
+    /// ``evaluate(at:shape:external:step:)`` appending the voices to `voices` (the engine's pass
+    /// reuses one buffer, so rendering builds no array).
+    func evaluate(
+        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double, into voices: inout [Voice]
+    ) -> (next: Double?, active: Bool) {
+        let untouched = controlsUntouched
         func control(_ which: HapticControl, _ at: Double) -> Double {
-            let own = controls.value(which, at: at)
+            let own = untouched ? which.defaultValue : controls.value(which, at: at)
             guard let sent = external?[which.rawValue] else { return own }
             return which == .intensity ? own * sent : own + sent
         }
-        var voices: [Voice] = []
-        var next = controls.nextBreakpoint(after: time) ?? .infinity
+        var next = (untouched ? nil : controls.nextBreakpoint(after: time)) ?? .infinity
         var ramping = false
         var active = false
         var summed = 0.0, weightedSharpness = 0.0
@@ -215,9 +249,9 @@ struct PatternTimeline: Sendable {
             voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1))
         }
         // A control moving under an event changes the output even when it is silent this instant.
-        if active, controls.isRamping(at: time) { ramping = true }
+        if active, !untouched, controls.isRamping(at: time) { ramping = true }
         if ramping { next = min(next, time + step) }
-        return (voices, next.isFinite ? next : nil, active)
+        return (next.isFinite ? next : nil, active)
     }
 }
 

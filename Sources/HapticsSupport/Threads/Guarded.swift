@@ -13,10 +13,13 @@ import Glibc
 /// thread's changes made meanwhile are seen by the next call and never overwritten.
 public final class Guarded<State>: @unchecked Sendable {
     // `state` is only touched between pthread_mutex_lock and pthread_mutex_unlock; the pthread
-    // objects live at stable heap addresses for the object's lifetime.
-    private var state: State
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    // objects live at stable heap addresses for the object's lifetime. Visible to inlinable code,
+    // so the calls below are specialised for each `State` in the modules that use them (a generic
+    // call across the module boundary looked up `Decision`'s metadata at run time on every wait:
+    // about a thousand instructions per wake of an engine's scheduler thread).
+    @usableFromInline var state: State
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
 
     /// What the body of ``wait(_:)`` decides.
     public enum Decision<Result> {
@@ -50,6 +53,7 @@ public final class Guarded<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the state locked.
+    @inlinable
     public func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -58,6 +62,7 @@ public final class Guarded<State>: @unchecked Sendable {
 
     /// Calls `body` with the state locked until it decides `.done`, sleeping on the condition
     /// variable (the lock released) whenever it asks to.
+    @inlinable
     public func wait<Result>(_ body: (inout State) -> Decision<Result>) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -75,6 +80,7 @@ public final class Guarded<State>: @unchecked Sendable {
     }
 
     /// Wakes every waiter.
+    @inlinable
     public func broadcast() {
         pthread_cond_broadcast(condition)
     }
