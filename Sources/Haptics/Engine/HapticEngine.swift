@@ -286,7 +286,7 @@ public final class HapticEngine: Sendable {
             player.isOrphan = true
             // Started before it is stored: one insertion, no copy of the state out of the table.
             startNow(&player, &core, notices: &notices)
-            core.players.append(id, player)
+            core.players.append(id, consume player)
             return .success(())
         }
         try result.get()

@@ -5,20 +5,24 @@ import Logging
 final class FeedbackCore: Sendable {
     let engine: HapticEngine
     let holds: [DeviceHold]
-    /// What the overuse guard calls to play, built once rather than on every trigger.
-    private let play: @Sendable (FeedbackEffect, Double) -> Void
+    /// What the overuse guard calls for a deferred play, built once rather than on every trigger.
+    private let deferredPlay: @Sendable (FeedbackEffect, Double) -> Void
 
     init(engine: HapticEngine) {
         self.engine = engine
         holds = engine.devices.map { $0.hold() }
         // Weak: a deferred play waits in the engine's clock, which the engine owns.
-        play = { [weak engine] effect, scale in
+        deferredPlay = { [weak engine] effect, scale in
             guard let engine else { return }
-            do {
-                try engine.play(effect.timeline, intensityScale: scale)
-            } catch {
-                engine.logger.warning("feedback \(effect.name) did not play: \(error)")
-            }
+            Self.play(effect, scale: scale, on: engine)
+        }
+    }
+
+    private static func play(_ effect: FeedbackEffect, scale: Double, on engine: HapticEngine) {
+        do {
+            try engine.play(effect.timeline, intensityScale: scale)
+        } catch {
+            engine.logger.warning("feedback \(effect.name) did not play: \(error)")
         }
     }
 
@@ -36,7 +40,11 @@ final class FeedbackCore: Sendable {
         let engine = self.engine
         // hapticsd's overuse guard (per app, per device) decides: it sees every app's feedback.
         if let remote = engine.remote { return remote.play(effect, scale: scale, clock: engine.clock) }
-        return engine.overuseGuard.request(effect, scale: scale, interval: engine.feedbackInterval(for: effect.kind), clock: engine.clock, play: play)
+        // A play at once goes straight to the engine, this generator holding it.
+        let decision = engine.overuseGuard.admit(
+            effect, scale: scale, interval: engine.feedbackInterval(for: effect.kind), clock: engine.clock, play: deferredPlay)
+        if case .played = decision { Self.play(effect, scale: scale, on: engine) }
+        return decision
     }
 }
 

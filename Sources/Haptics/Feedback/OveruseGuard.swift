@@ -47,6 +47,18 @@ public final class OveruseGuard: Sendable {
         _ effect: FeedbackEffect, scale: Double = 1, interval: Double, clock: any HapticClock,
         play: @escaping @Sendable (FeedbackEffect, Double) -> Void
     ) -> Decision {
+        let decision = admit(effect, scale: scale, interval: interval, clock: clock, play: play)
+        if case .played = decision { play(effect, scale) }
+        return decision
+    }
+
+    /// ``request(_:scale:interval:clock:play:)`` except that a play at once (``Decision/played``)
+    /// is left to the caller, which plays it directly rather than through `play` (only a deferred
+    /// play goes through it).
+    func admit(
+        _ effect: FeedbackEffect, scale: Double, interval: Double, clock: any HapticClock,
+        play: @escaping @Sendable (FeedbackEffect, Double) -> Void
+    ) -> Decision {
         let now = clock.now()
         let decision: Decision = kinds.withLock { kinds in
             let index = Self.slot(effect.kind, in: &kinds)
@@ -65,8 +77,8 @@ public final class OveruseGuard: Sendable {
             return .played
         }
         switch decision {
-        case .played:
-            play(effect, scale)
+        case .played, .coalesced:
+            break
         case .deferred(let at):
             // The action sits in the clock's queue until `at`; it must not hold the clock (or,
             // through `play`, the engine that owns the clock), or an engine released with a
@@ -75,8 +87,6 @@ public final class OveruseGuard: Sendable {
                 guard let self, let pending = self.takePending(kind: effect.kind, at: at) else { return }
                 play(pending.effect, pending.scale)
             }
-        case .coalesced:
-            break
         }
         return decision
     }

@@ -25,19 +25,19 @@ struct ControlSet: Sendable, Hashable {
     /// Every control at its default, built once: a new player's set shares its storage.
     private static let defaults = HapticControl.allCases.map { ControlTrack(defaultValue: $0.defaultValue) }
 
-    var tracks = ControlSet.defaults
+    private(set) var tracks = ControlSet.defaults
 
-    /// Whether every control is at its default for all time (nothing set or ramped).
-    var isUntouched: Bool {
-        // An index loop: on the trigger path, and unlike the generic algorithms it allocates
-        // nothing in an unoptimised build either (where the trigger-path tests run).
-        for index in tracks.indices where !tracks[index].pieces.isEmpty { return false }
-        return true
-    }
+    /// Whether every control is at its default for all time (nothing set or ramped): kept as a
+    /// flag, since every start asks. Only the subscript's setter changes a track, and a track
+    /// only ever gains pieces.
+    private(set) var isUntouched = true
 
     subscript(control: HapticControl) -> ControlTrack {
         get { tracks[control.rawValue] }
-        set { tracks[control.rawValue] = newValue }
+        set {
+            tracks[control.rawValue] = newValue
+            if !newValue.pieces.isEmpty { isUntouched = false }
+        }
     }
 
     /// Adds dynamic parameters and curves, in start-time order (a later start overrides).

@@ -12,12 +12,14 @@ import Glibc
 /// access), and only after the body returned does it sleep on the condition variable, so another
 /// thread's changes made meanwhile are seen by the next call and never overwritten.
 public final class Guarded<State>: @unchecked Sendable {
-    // `state` is only touched between pthread_mutex_lock and pthread_mutex_unlock; the pthread
-    // objects live at stable heap addresses for the object's lifetime. Visible to inlinable code,
-    // so the calls below are specialised for each `State` in the modules that use them (a generic
+    // The state is only touched between pthread_mutex_lock and pthread_mutex_unlock; it and the
+    // pthread objects live at stable heap addresses for the object's lifetime. The state sits
+    // behind a pointer rather than in a stored `var`, whose every access the runtime would check
+    // for exclusivity although the mutex already makes it exclusive. Visible to inlinable code, so
+    // the calls below are specialised for each `State` in the modules that use them (a generic
     // call across the module boundary looked up `Decision`'s metadata at run time on every wait:
     // about a thousand instructions per wake of an engine's scheduler thread).
-    @usableFromInline var state: State
+    @usableFromInline let state: UnsafeMutablePointer<State>
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
 
@@ -34,7 +36,8 @@ public final class Guarded<State>: @unchecked Sendable {
 
     /// Guards `initial`.
     public init(_ initial: State) {
-        state = initial
+        state = .allocate(capacity: 1)
+        state.initialize(to: initial)
         mutex = .allocate(capacity: 1)
         condition = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -50,6 +53,8 @@ public final class Guarded<State>: @unchecked Sendable {
         pthread_mutex_destroy(mutex)
         condition.deallocate()
         mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with the state locked.
@@ -57,7 +62,7 @@ public final class Guarded<State>: @unchecked Sendable {
     public func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 
     /// Calls `body` with the state locked until it decides `.done`, sleeping on the condition
@@ -67,7 +72,7 @@ public final class Guarded<State>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
-            switch body(&state) {
+            switch body(&state.pointee) {
             case .done(let result):
                 return result
             case .sleep:
