@@ -76,46 +76,77 @@ public final class HapticDevice: Sendable {
     /// Starts a playback (a trigger): wakes the device if it is idle.
     /// - Throws: the backend's failure to wake; the playback then did not start.
     public func beginActivity() throws(DeviceError) {
-        let result: Result<Void, DeviceError> = state.withLock { state in
-            guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
-            let before = state.model
-            switch state.model.beginActivityEffect(at: clock.now()) {
-            case .none, .some(.setDeadline(.none)):
-                // Already active, or prepared (the fast path): the armed prepared timeout stays,
-                // see `apply(_:to:keepingTimer:)`.
-                return .success(())
-            case let effect?:
-                if let error = apply([effect], to: &state, keepingTimer: true) {
-                    state.model = before
-                    return .failure(error)
-                }
-                return .success(())
-            }
+        let error: DeviceError? = state.withLock { state in
+            guard !state.closed else { return .closed(deviceID: description.id) }
+            return beginActivity(&state)
         }
-        try result.get()
+        if let error { throw error }
     }
 
     /// Sends a frame to the actuator. Call between ``beginActivity()`` and ``endActivity()``.
     public func submit(_ frame: DriveFrame) throws(DeviceError) {
-        let result: Result<Void, DeviceError> = state.withLock { state in
-            guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
-            do throws(DeviceError) {
-                try actuator.submit(frame)
-                return .success(())
-            } catch {
-                return .failure(record(error, in: &state))
-            }
+        let error: DeviceError? = state.withLock { state in
+            guard !state.closed else { return .closed(deviceID: description.id) }
+            return submit(frame, &state)
         }
-        try result.get()
+        if let error { throw error }
+    }
+
+    /// ``beginActivity()`` and ``submit(_:)`` under one lock (a start on a silent device). When
+    /// the frame fails, the activity is ended again before the error is thrown: on failure no
+    /// activity was begun.
+    func beginActivityAndSubmit(_ frame: DriveFrame) throws(DeviceError) {
+        let error: DeviceError? = state.withLock { state in
+            guard !state.closed else { return .closed(deviceID: description.id) }
+            if let error = beginActivity(&state) { return error }
+            guard let error = submit(frame, &state) else { return nil }
+            if error.isDeviceLost {
+                // Nothing more goes to a device that is gone: the model forgets the activity.
+                _ = state.model.endActivity(at: clock.now())
+            } else {
+                endActivity(&state)
+            }
+            return error
+        }
+        if let error { throw error }
+    }
+
+    private func beginActivity(_ state: inout State) -> DeviceError? {
+        let before = state.model
+        switch state.model.beginActivityEffect(at: clock.now()) {
+        case .none, .some(.setDeadline(.none)):
+            // Already active, or prepared (the fast path): the armed prepared timeout stays,
+            // see `apply(_:to:keepingTimer:)`.
+            return nil
+        case let effect?:
+            if let error = apply([effect], to: &state, keepingTimer: true) {
+                state.model = before
+                return error
+            }
+            return nil
+        }
+    }
+
+    private func submit(_ frame: DriveFrame, _ state: inout State) -> DeviceError? {
+        do throws(DeviceError) {
+            try actuator.submit(frame)
+            return nil
+        } catch {
+            return record(error, in: &state)
+        }
     }
 
     /// Ends a playback: output stops; after the last playback the device idles or stays prepared.
     public func endActivity() {
         state.withLock { state -> Void in
             guard !state.closed else { return }
-            do throws(DeviceError) { try actuator.stop() } catch { _ = record(error, in: &state) }
-            _ = apply(state.model.endActivity(at: clock.now()), to: &state)
+            endActivity(&state)
         }
+    }
+
+    private func endActivity(_ state: inout State) {
+        do throws(DeviceError) { try actuator.stop() } catch { _ = record(error, in: &state) }
+        _ = apply(state.model.endActivity(at: clock.now()), to: &state)
     }
 
     /// Calls `handler` once if the backend reports the device lost; returns a token for removal.

@@ -381,11 +381,13 @@ public final class HapticEngine: Sendable {
                 continue
             }
             do {
-                if !core.outputs[index].active {
-                    try device.beginActivity()
+                if core.outputs[index].active {
+                    try device.submit(DriveFrame(time: now, channels: desired))
+                } else {
+                    // One lock on the device for both; on failure no activity was begun.
+                    try device.beginActivityAndSubmit(DriveFrame(time: now, channels: desired))
                     core.outputs[index].active = true
                 }
-                try device.submit(DriveFrame(time: now, channels: desired))
                 core.outputs[index].record(desired)
                 core.outputs[index].lastSubmit = now
             } catch {

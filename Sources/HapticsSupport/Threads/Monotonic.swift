@@ -5,7 +5,9 @@ import Glibc
 /// `CLOCK_MONOTONIC` in nanoseconds: the one clock every time stamp, deadline and spacing rule in
 /// swift-haptics is measured on, in the core and in the backends alike.
 public enum Monotonic {
-    /// Now, in nanoseconds since an arbitrary start.
+    /// Now, in nanoseconds since an arbitrary start. Inlinable, as ``nanoseconds(_:)``: every
+    /// trigger reads the clock.
+    @inlinable
     public static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
@@ -20,6 +22,7 @@ public enum Monotonic {
 
     /// `seconds` as nanoseconds, rounded and saturating: NaN and negative values give 0, values
     /// beyond `UInt64.max` nanoseconds (about 584 years) give `UInt64.max`. Never traps.
+    @inlinable
     public static func nanoseconds(_ seconds: Double) -> UInt64 {
         let nanoseconds = (seconds * 1e9).rounded()
         guard nanoseconds > 0 else { return 0 }  // also NaN

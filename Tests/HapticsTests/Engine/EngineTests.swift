@@ -224,4 +224,45 @@ struct EngineStoppedReasonTests {
         let amplitudes = try Recording(contentsOf: output).frames(for: "recording:lra").map { $0.frame.channels[0].amplitude }
         #expect(amplitudes == [1, 0], "the device was silenced when the engine went away")
     }
+
+    @Test("a start on a silent device arms the engine's next pass for its first change, not for now; its frames are those of a full pass")
+    func startArmsItsFirstChange() throws {
+        let rig = try EngineRig()
+        rig.engine.isAutoShutdownEnabled = false
+        let shape = try #require(rig.engine.profile(forDevice: "recording:lra")).transient
+        // The tap's first change: its kick's end, or its end.
+        let firstChange = shape.overdriveDuration > 0 ? shape.overdriveDuration : shape.duration
+        let player = try rig.engine.makePlayer(with: .transient(intensity: 1, sharpness: 0.5))
+        for round in 0..<2 {
+            // The second round plays the first frame the device remembered from the first.
+            let started = Double(round) * 0.5
+            rig.advance(to: started)
+            try player.start(atTime: 0)
+            let armed = try #require(rig.clock.nextDeadline)
+            #expect(abs(armed.seconds(since: rig.start) - (started + firstChange)) < 1e-6, "round \(round)")
+            rig.advance(to: started + 0.25)
+            #expect(rig.clock.nextDeadline == nil, "nothing armed once the tap ended (round \(round))")
+            #expect(rig.devices[0].powerState == .idle)
+        }
+        let frames = try rig.frames()
+        // Each tap: its frame at the start, (its body after the kick), silence at its end.
+        let perTap = shape.overdriveDuration > 0 ? 3 : 2
+        #expect(frames.count == 2 * perTap, "\(frames)")
+        #expect(frames.map(\.milliseconds).first == 0)
+        #expect(abs((frames.dropFirst(perTap).first?.milliseconds ?? 0) - 500) < 1e-3, "\(frames)")
+        #expect(frames[perTap - 1].amplitudes.allSatisfy { $0 == 0 } && abs(frames[perTap - 1].milliseconds - shape.duration * 1000) < 1e-3, "\(frames)")
+        #expect(Array(frames.prefix(perTap).map(\.amplitudes)) == Array(frames.suffix(perTap).map(\.amplitudes)), "both taps alike")
+    }
+
+    @Test("a start on a device that sounds already hands a full pass to the scheduler at once")
+    func startOverSoundHandsOver() throws {
+        let rig = try EngineRig()
+        rig.engine.isAutoShutdownEnabled = false
+        try rig.engine.makePlayer(with: .continuous(duration: 0.2, intensity: 0.5, sharpness: 0.5)).start(atTime: 0)
+        rig.advance(to: 0.05)
+        try rig.engine.makePlayer(with: .transient(intensity: 1, sharpness: 0.5)).start(atTime: 0)
+        #expect(rig.clock.nextDeadline == rig.clock.now())
+        rig.advance(to: 0.5)
+        #expect(rig.devices[0].powerState == .idle)
+    }
 }
