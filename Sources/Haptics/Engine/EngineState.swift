@@ -211,14 +211,11 @@ struct DeviceOutput: Sendable {
         let (voices, next, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
         var drives: [ChannelDrive]?
         if !voices.isEmpty {
-            var mixed = [ChannelDrive](repeating: .off, count: lastDrives.count)
+            var frame = [ChannelDrive](repeating: .off, count: lastDrives.count)
             for voice in voices {
-                let voiceDrives = mapper.drives(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain)
-                for channel in voiceDrives.indices where voiceDrives[channel].amplitude > mixed[channel].amplitude {
-                    mixed[channel] = voiceDrives[channel]
-                }
+                mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &frame)
             }
-            drives = quantized(mixed)
+            drives = quantized(frame)
         }
         if firstFrames.count == Self.firstFrameCapacity { firstFrames.removeFirst() }
         firstFrames.append((timeline, position, scale, drives, next))
