@@ -344,15 +344,14 @@ public struct Calibrator: Sendable {
     /// 20 ms to 150 ms, or to the measured spin-up time when that is longer (up to 300 ms), in 26
     /// steps; never under two of the device's update intervals.
     func candidateDurations(profile: CalibrationProfile, device: DeviceDescription) -> [Double] {
-        let resonant = profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator)
         let list: [Double]
         if let period = Self.pushPeriod(profile, device: device) {
             // Lifted to the floor below, a duration would no longer end between pushes: left out.
             let floor = 2 * device.minimumUpdateInterval
-            let ends = (1...16).map { Self.betweenPushes($0, period: period) }.filter { $0 >= floor }
+            let ends = Self.pushEnds(period: period).filter { $0 >= floor }
             let inRange = ends.filter { $0 >= 0.008 && $0 <= 0.0215 }
             list = inRange.isEmpty ? [ends.min { abs($0 - 0.014) < abs($1 - 0.014) }!] : inRange
-        } else if resonant {
+        } else if Self.isResonant(profile, device: device) {
             list = stride(from: 8, through: 20, by: 1).map { Double($0) / 1000 }
         } else {
             let rise = profile.channels.compactMap(\.riseTime).max() ?? 0
@@ -375,7 +374,7 @@ public struct Calibrator: Sendable {
     /// (1.4 ms at 175 Hz) to spare on either side; the band's higher frequencies move the pushes
     /// less than that within a tap.
     static func pushPeriod(_ profile: CalibrationProfile, device: DeviceDescription) -> Double? {
-        guard profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator) else { return nil }
+        guard isResonant(profile, device: device) else { return nil }
         let lowest = profile.channels.compactMap { channel -> Double? in
             guard let resonance = channel.resonantFrequency, resonance > 0 else { return nil }
             return profile.sharpness == .frequency ? min(channel.usableBand?.lowerBound ?? resonance, resonance) : resonance
@@ -383,9 +382,20 @@ public struct Calibrator: Sendable {
         return lowest.map { 1 / $0 }
     }
 
+    /// Whether the actuator is driven in periods: an LRA or voice coil, or a profile that renders
+    /// sharpness as frequency.
+    static func isResonant(_ profile: CalibrationProfile, device: DeviceDescription) -> Bool {
+        profile.sharpness == .frequency || [.lra, .voiceCoil].contains(device.actuator)
+    }
+
     /// A quarter of `period` before the start of push `count` + 1: after `count` whole pushes, seconds.
     static func betweenPushes(_ count: Int, period: Double) -> Double {
         (Double(count) - 0.25) * period
+    }
+
+    /// Every end between pushes after 1 … 16 whole pushes (``betweenPushes(_:period:)``), seconds.
+    static func pushEnds(period: Double) -> [Double] {
+        (1...16).map { betweenPushes($0, period: period) }
     }
 
     /// Tries tap shapes through the engine and keeps the one whose peaks come closest to their
@@ -454,7 +464,7 @@ public struct Calibrator: Sendable {
             }
             // A hair over the window is rounding: the backend ends the kick at its window. The engine
             // changes a device's drive at most once per update interval.
-            let ends = (1...16).map { Self.betweenPushes($0, period: pushPeriod) }.filter {
+            let ends = Self.pushEnds(period: pushPeriod).filter {
                 $0 < duration && $0 <= longestKick * 1.01 && $0 >= device.minimumUpdateInterval
             }
             return ends.isEmpty ? [min(longestKick, duration / 2)] : ends.map { min($0, longestKick) }
