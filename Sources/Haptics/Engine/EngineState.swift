@@ -74,6 +74,14 @@ struct PlayerState: Sendable {
         anchor = now
     }
 
+    /// The engine instant of the player's next change: pattern position `next` (nil: none), or
+    /// where it wraps its loop or ends (`end`: the timeline's end on the engine's devices),
+    /// whichever comes first; `position` is the position at `now`.
+    func instant(ofChange next: Double?, end: Double, from now: HapticInstant, position: Double) -> HapticInstant {
+        let wrap = loopEnabled && loopLength > 0 ? loopLength : end
+        return instant(ofPosition: min(next ?? wrap, wrap), from: now, position: position)
+    }
+
     /// The engine instant at which pattern position `target` (≥ the position at `now`) is reached.
     /// Rounded up to the next nanosecond and at least 1 ns ahead, so the engine always moves on.
     func instant(ofPosition target: Double, from now: HapticInstant, position: Double) -> HapticInstant {

@@ -342,8 +342,7 @@ public final class HapticEngine: Sendable {
         let untouched = player.controls.tracks.isUntouched
         let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
         let scale = player.intensityScale * core.policy.intensityScale
-        // Where a pattern played once ends: its loop, or its last event and tap.
-        let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : player.timeline.end(transientDuration: core.longestTap)
+        let end = player.timeline.end(transientDuration: core.longestTap)
         var fullPass = false
         var firstChange: HapticInstant?
         for index in core.outputs.indices where !core.outputs[index].lost {
@@ -361,7 +360,7 @@ public final class HapticEngine: Sendable {
                     continue
                 }
                 desired = frame
-                let change = player.instant(ofPosition: min(next ?? wrap, wrap), from: now, position: player.startOffset)
+                let change = player.instant(ofChange: next, end: end, from: now, position: player.startOffset)
                 firstChange = min(firstChange ?? change, change)
             } else {
                 fullPass = true
@@ -582,14 +581,13 @@ public final class HapticEngine: Sendable {
         let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
         let externalRamping = !untouched && player.controls.tracks.isRamping(at: now.seconds)
         if !untouched { consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) }) }
-        let wrap = player.loopEnabled && player.loopLength > 0 ? player.loopLength : end
         for index in outputs.indices where !outputs[index].lost {
             let step = outputs[index].step
             let shape = outputs[index].mapper.profile.transient
             outputs[index].voices.removeAll(keepingCapacity: true)
             let (nextPosition, underWay) = player.timeline.evaluate(at: position, shape: shape, external: external, step: step, into: &outputs[index].voices)
             if let scale, !player.isMuted { outputs[index].mixVoices(scale: player.intensityScale * scale) }
-            consider(player.instant(ofPosition: min(nextPosition ?? wrap, wrap), from: now, position: position))
+            consider(player.instant(ofChange: nextPosition, end: end, from: now, position: position))
             if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
         }
         return true

@@ -111,8 +111,6 @@ final class PatternTimeline: Sendable {
     let events: [Event]
     let controls: ControlSet
     let duration: Double
-    /// The pattern sets no control (no dynamic parameter, no curve): each is at its default.
-    private let controlsUntouched: Bool
     private let longestEvent: Double
     private let lastTransientStart: Double?
 
@@ -127,7 +125,6 @@ final class PatternTimeline: Sendable {
         var controls = ControlSet()
         controls.apply(parameters: pattern.parameters, curves: pattern.parameterCurves, offset: 0)
         self.controls = controls
-        controlsUntouched = controls.isUntouched
         duration = pattern.duration
         longestEvent = events.map(\.duration).max() ?? 0
         lastTransientStart = events.last(where: \.transient)?.start
@@ -137,7 +134,6 @@ final class PatternTimeline: Sendable {
     init() {
         events = []
         controls = ControlSet()
-        controlsUntouched = true
         duration = 0
         longestEvent = 0
         lastTransientStart = nil
@@ -172,7 +168,8 @@ final class PatternTimeline: Sendable {
     func evaluate(
         at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double, into voices: inout [Voice]
     ) -> (next: Double?, active: Bool) {
-        let untouched = controlsUntouched
+        // The pattern sets no control (no dynamic parameter, no curve): each is at its default.
+        let untouched = controls.isUntouched
         func control(_ which: HapticControl, _ at: Double) -> Double {
             let own = untouched ? which.defaultValue : controls.value(which, at: at)
             guard let sent = external?[which.rawValue] else { return own }
