@@ -52,7 +52,7 @@ let package = Package(
 
         // The core. Links no hardware library.
         .target(name: "CHapticsSystem"),
-        .target(name: "HapticsSupport", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "HapticsSupport", dependencies: ["CHapticsSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .target(
             name: "Haptics",
             dependencies: [

@@ -2,6 +2,8 @@
 #ifndef HAPTICS_SYSTEM_H
 #define HAPTICS_SYSTEM_H
 
+#include <stdint.h>
+
 /**
  * Tunes the calling thread for deadline work: names it (15 characters kept), sets its timer
  * slack to 1 ns, and with `realtime` asks for SCHED_FIFO at `priority`.
@@ -14,5 +16,24 @@ int haptics_tune_scheduler_thread(const char *name, int realtime, int priority);
  * set-user-ID, set-group-ID or with file capabilities (AT_SECURE).
  */
 const char *haptics_secure_getenv(const char *name);
+
+/**
+ * `timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)`: a disarmed timer's descriptor, or -errno.
+ * (Glibc's Swift module leaves <sys/timerfd.h> out.)
+ */
+int haptics_timerfd_create(void);
+
+/**
+ * Arms timer `fd` for the absolute CLOCK_MONOTONIC time `deadline_ns` (`timerfd_settime` with
+ * TFD_TIMER_ABSTIME): UINT64_MAX disarms it; 0 is taken as 1 ns (an all-zero time would disarm),
+ * so a time already past fires at once. Returns 0 or -errno.
+ */
+int haptics_timerfd_arm(int fd, uint64_t deadline_ns);
+
+/**
+ * Blocks until timer `fd` fires (returns at once if it fired since it was last armed), retrying
+ * on EINTR. Returns the number of expirations read, or -errno.
+ */
+int64_t haptics_timerfd_wait(int fd);
 
 #endif

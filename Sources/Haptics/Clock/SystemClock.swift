@@ -5,9 +5,10 @@ import Synchronization
 /// The monotonic clock with its own scheduler thread.
 ///
 /// The thread starts with the first ``schedule(at:_:)`` and sleeps to absolute `CLOCK_MONOTONIC`
-/// deadlines (`pthread_cond_timedwait` on a monotonic condition variable, timer slack 1 ns), so a
-/// deadline is not pushed back by the time spent running earlier actions. With nothing scheduled
-/// it blocks without a timeout: an idle clock causes zero wake-ups (``wakeUps`` counts them).
+/// deadlines (a `timerfd`, see ``DeadlineTimer``), so a deadline is not pushed back by the time
+/// spent running earlier actions, and an earlier deadline is armed without waking the thread
+/// before it. With nothing scheduled the timer is disarmed: an idle clock causes zero wake-ups
+/// (``wakeUps`` counts them).
 /// When `realtime` is requested and allowed (root or `CAP_SYS_NICE`), the thread runs
 /// `SCHED_FIFO`, as haptic servers do; ``isRealtime`` tells whether that took effect.
 ///
@@ -49,16 +50,29 @@ public final class SystemClock: HapticClock {
 }
 
 /// The state shared by a ``SystemClock`` and its thread; it outlives the clock until the thread ends.
+///
+/// The thread sleeps on a ``DeadlineTimer`` armed for the earliest deadline. A `schedule` whose
+/// deadline comes before the armed one re-arms the timer and leaves the thread asleep: an engine's
+/// start arms its pass for the tap's end without waking the thread at once, which on a small
+/// machine would take a CPU from the very write the start just made.
 private final class SchedulerCore: Sendable {
     private struct State {
         var queue = DeadlineQueue()
         var started = false
         var stopping = false
-        /// The thread is asleep on the condition variable (the next call of the wait body is a wake-up).
-        var sleeping = false
+        /// What the timer is armed for, in nanoseconds (`.max`: disarmed).
+        var armed: UInt64 = .max
+    }
+
+    /// What the thread does after looking at the state.
+    private enum Step {
+        case run(DeadlineQueue.Entry)
+        case sleep
+        case exit
     }
 
     private let shared = Guarded(State())
+    private let timer = DeadlineTimer()
     let name: String
     let realtime: Bool
     let wakeUps = Atomic<UInt64>(0)
@@ -70,8 +84,7 @@ private final class SchedulerCore: Sendable {
     }
 
     func schedule(at deadline: HapticInstant, _ action: @escaping @Sendable () -> Void) -> ScheduledActionID {
-        let (id, wake) = shared.locked { state -> (ScheduledActionID, Bool) in
-            let earliest = state.queue.earliestDeadline
+        shared.locked { state -> ScheduledActionID in
             let id = state.queue.insert(deadline, action)
             if !state.started {
                 state.started = true
@@ -80,37 +93,51 @@ private final class SchedulerCore: Sendable {
                 } catch {
                     preconditionFailure("the haptics scheduler thread could not start: \(error)")
                 }
-                return (id, false)
+            } else if deadline.nanoseconds < state.armed {
+                state.armed = deadline.nanoseconds
+                timer.arm(at: state.armed)
             }
-            return (id, earliest.map { deadline < $0 } ?? true)
+            return id
         }
-        if wake { shared.broadcast() }
-        return id
     }
 
     func cancel(_ id: ScheduledActionID) {
-        // No wake-up: a cancelled head only makes the thread wake early once and find nothing due.
+        // The timer stays armed: a cancelled head only makes the thread wake early once and find nothing due.
         shared.locked { $0.queue.cancel(id) }
     }
 
     func shutDown() {
-        shared.locked { $0.stopping = true }
-        shared.broadcast()
+        shared.locked { state in
+            state.stopping = true
+            state.armed = 0
+            timer.arm(at: 0)
+        }
     }
 
     private func run() {
         isRealtime.store(haptics_tune_scheduler_thread(name, realtime ? 1 : 0, 20) == 1, ordering: .relaxed)
-        while let entry = shared.wait({ state -> Guarded<State>.Decision<DeadlineQueue.Entry?> in
-            if state.sleeping {
-                state.sleeping = false
-                wakeUps.add(1, ordering: .relaxed)
+        while true {
+            let step = shared.locked { state -> Step in
+                if state.stopping { return .exit }
+                let now = HapticInstant.monotonicNow()
+                if let entry = state.queue.popDue(at: now) { return .run(entry) }
+                let next = state.queue.earliestDeadline?.nanoseconds ?? .max
+                // Armed already for that deadline, still to come: nothing to change.
+                if next != state.armed || state.armed <= now.nanoseconds {
+                    state.armed = next
+                    timer.arm(at: next)
+                }
+                return .sleep
             }
-            if state.stopping { return .done(nil) }
-            if let entry = state.queue.popDue(at: .monotonicNow()) { return .done(entry) }
-            state.sleeping = true
-            return state.queue.earliestDeadline.map { .sleepUntil($0.nanoseconds) } ?? .sleep
-        }) {
-            entry.action()
+            switch step {
+            case .run(let entry):
+                entry.action()
+            case .sleep:
+                timer.wait()
+                wakeUps.add(1, ordering: .relaxed)
+            case .exit:
+                return
+            }
         }
     }
 }
