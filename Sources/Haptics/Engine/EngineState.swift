@@ -46,10 +46,6 @@ struct PlayerState: Sendable {
         self.timeline = timeline
     }
 
-    /// A state that stands in for a player's while the engine holds that one outside its table
-    /// (an idle player of an empty timeline; nothing renders it).
-    static let placeholder = PlayerState(timeline: PatternTimeline())
-
     mutating func enqueue(_ command: PlayerCommand, at time: HapticInstant) {
         let index = pending.partitionIndex { $0.time > time }
         pending.insert((time, command), at: index)

@@ -84,7 +84,7 @@ public final class HapticEngine: Sendable {
         var policy: HapticPolicy {
             didSet { feedbackIntervals.removeAll() }
         }
-        /// ``HapticEngine/feedbackInterval(for:)`` per kind, worked out once; emptied when the
+        /// ``HapticEngine/feedbackInterval(for:_:)`` per kind, worked out once; emptied when the
         /// policy or the tap interval changes. A few kinds: a linear search of short strings costs
         /// less than hashing one.
         var feedbackIntervals: [(kind: String, interval: Double)] = []
@@ -177,17 +177,15 @@ public final class HapticEngine: Sendable {
     }
 
     /// The interval the overuse guard keeps between feedback of `kind`: the policy's minimum for
-    /// the kind or ``minimumTapInterval()``, whichever is longer; one lock, no copy of the policy.
-    func feedbackInterval(for kind: String) -> Double {
-        core.withLock { core in
-            // An index loop: no generic algorithm, which allocates in an unoptimised build.
-            for index in core.feedbackIntervals.indices where core.feedbackIntervals[index].kind == kind {
-                return core.feedbackIntervals[index].interval
-            }
-            let interval = max(core.policy.minimumInterval(for: kind), core.tapInterval)
-            core.feedbackIntervals.append((kind, interval))
-            return interval
+    /// the kind or ``minimumTapInterval()``, whichever is longer; no copy of the policy.
+    private static func feedbackInterval(for kind: String, _ core: inout Core) -> Double {
+        // An index loop: no generic algorithm, which allocates in an unoptimised build.
+        for index in core.feedbackIntervals.indices where core.feedbackIntervals[index].kind == kind {
+            return core.feedbackIntervals[index].interval
         }
+        let interval = max(core.policy.minimumInterval(for: kind), core.tapInterval)
+        core.feedbackIntervals.append((kind, interval))
+        return interval
     }
 
     private static func refreshTapInterval(_ core: inout Core) {
@@ -271,26 +269,54 @@ public final class HapticEngine: Sendable {
     }
 
     /// Plays `timeline` now, fire-and-forget, with every intensity multiplied by `intensityScale`:
-    /// the feedback generators' path, one lock and no player object.
-    func play(_ timeline: PatternTimeline, intensityScale: Double) throws(HapticEngineError) {
+    /// a deferred feedback's path, one lock and no player object. `now` is the engine clock's
+    /// current time, as the caller has just read it.
+    func play(_ timeline: PatternTimeline, intensityScale: Double, at now: HapticInstant) throws(HapticEngineError) {
         var notices: [Notice] = []
-        let result: Result<Void, HapticEngineError> = core.withLock { core in
-            if !core.running {
-                guard core.outputs.contains(where: { !$0.lost }) else { return .failure(.allDevicesLost) }
-                startLocked(&core)
-            }
-            let id = core.nextPlayerID
-            core.nextPlayerID += 1
-            var player = PlayerState(timeline: timeline)
-            player.intensityScale = intensityScale
-            player.isOrphan = true
-            // Started before it is stored: one insertion, no copy of the state out of the table.
-            startNow(&player, &core, notices: &notices)
-            core.players.append(id, consume player)
-            return .success(())
-        }
-        try result.get()
+        let failure = core.withLock { core in playLocked(timeline, intensityScale: intensityScale, at: now, &core, notices: &notices) }
         deliver(notices)
+        if let failure { throw failure }
+    }
+
+    /// A feedback generator's trigger at `now` (the engine clock's time, as the caller has just
+    /// read it), under one lock on the engine: the interval the overuse guard keeps for the
+    /// effect's kind, the guard's decision, and, when it admits the effect at once, the start.
+    /// A deferred effect plays later through `deferredPlay` (see ``OveruseGuard``).
+    ///
+    /// - Returns: the guard's decision, and why an effect it admitted did not start.
+    func playFeedback(
+        _ effect: FeedbackEffect, scale: Double, at now: HapticInstant, deferredPlay: @escaping @Sendable (FeedbackEffect, Double) -> Void
+    ) -> (decision: OveruseGuard.Decision, failure: HapticEngineError?) {
+        var notices: [Notice] = []
+        let result = core.withLock { core -> (OveruseGuard.Decision, HapticEngineError?) in
+            let interval = Self.feedbackInterval(for: effect.kind, &core)
+            let decision = overuseGuard.admit(effect, scale: scale, interval: interval, at: now, clock: clock, play: deferredPlay)
+            guard case .played = decision else { return (decision, nil) }
+            return (decision, playLocked(effect.timeline, intensityScale: scale, at: now, &core, notices: &notices))
+        }
+        deliver(notices)
+        return result
+    }
+
+    /// Starts `timeline` as a player of its own that leaves the table when it ends, under the lock.
+    private func playLocked(
+        _ timeline: PatternTimeline, intensityScale: Double, at now: HapticInstant, _ core: inout Core, notices: inout [Notice]
+    ) -> HapticEngineError? {
+        if !core.running {
+            guard core.outputs.contains(where: { !$0.lost }) else { return .allDevicesLost }
+            startLocked(&core)
+        }
+        let id = core.nextPlayerID
+        core.nextPlayerID += 1
+        var player = PlayerState(timeline: timeline)
+        player.intensityScale = intensityScale
+        player.isOrphan = true
+        // Started before it is stored: one insertion, no copy of the state out of the table.
+        var failures: [(index: Int, error: DeviceError)] = []
+        let next = startNow(&player, on: &core.outputs, policy: core.policy, longestTap: core.longestTap, now: now, failures: &failures, notices: &notices)
+        started(&core, at: now, next: next, failures: failures, notices: &notices)
+        core.players.append(id, consume player)
+        return nil
     }
 
     /// Queues `command` for player `id` at engine time `time` (0 or past: now), then runs the
@@ -307,12 +333,12 @@ public final class HapticEngine: Sendable {
             let now = clock.now()
             let instant = time <= 0 ? now : max(HapticInstant(seconds: time), now)
             if case .start = command, instant == now {
-                // Swapped out of its slot and back (a placeholder stands in), so the state is
-                // started in place: no copy, nothing moved in the table.
-                var player = PlayerState.placeholder
-                swap(&player, &core.players.slots[slot].state)
-                startNow(&player, &core, now: now, notices: &notices)
-                swap(&player, &core.players.slots[slot].state)
+                // Started in its slot: no copy, nothing moved in the table.
+                var failures: [(index: Int, error: DeviceError)] = []
+                let next = startNow(
+                    &core.players.slots[slot].state, on: &core.outputs, policy: core.policy, longestTap: core.longestTap, now: now,
+                    failures: &failures, notices: &notices)
+                started(&core, at: now, next: next, failures: failures, notices: &notices)
                 return .success(true)
             }
             core.players.slots[slot].state.enqueue(command, at: instant)
@@ -324,7 +350,7 @@ public final class HapticEngine: Sendable {
         if !startedNow { tick() }
     }
 
-    /// Starts player `id` at once and sends its first frame on the calling thread. Voices mix by a
+    /// Starts `player` at once and sends its first frame on the calling thread. Voices mix by a
     /// per-channel maximum, so that frame is the new player's drive over what each device outputs
     /// already. A start also retries a device that failed earlier.
     ///
@@ -334,27 +360,34 @@ public final class HapticEngine: Sendable {
     /// else is due sooner, since every other player's next change is armed already. Any other
     /// start hands a full pass to the engine's scheduler thread at once, which recomputes every
     /// device from every player; the caller returns without waiting for it.
-    private func startNow(_ player: inout PlayerState, _ core: inout Core, now: HapticInstant? = nil, notices: inout [Notice]) {
-        let now = now ?? clock.now()
+    ///
+    /// It takes the parts of the engine's state it uses rather than all of it, so a player is
+    /// started where it lies in the table. Devices that failed are left in `failures` for
+    /// ``started(_:at:next:failures:notices:)``, which the caller runs next.
+    ///
+    /// - Returns: when the engine's next pass is due: `now` for a full pass, else the first change.
+    private func startNow(
+        _ player: inout PlayerState, on outputs: inout [DeviceOutput], policy: HapticPolicy, longestTap: Double, now: HapticInstant,
+        failures: inout [(index: Int, error: DeviceError)], notices: inout [Notice]
+    ) -> HapticInstant {
         apply(.start, at: now, to: &player, notices: &notices)
-        core.lastActivity = now
         // Untouched controls change nothing: no array of their values to build.
         let untouched = player.controls.tracks.isUntouched
         let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
-        let scale = player.intensityScale * core.policy.intensityScale
-        let end = player.timeline.end(transientDuration: core.longestTap)
+        let scale = player.intensityScale * policy.intensityScale
+        let end = player.timeline.end(transientDuration: longestTap)
         var fullPass = false
         var firstChange: HapticInstant?
-        for index in core.outputs.indices where !core.outputs[index].lost {
-            core.outputs[index].faulted = false
-            guard core.policy.isEnabled, !player.isMuted else {
+        for index in outputs.indices where !outputs[index].lost {
+            outputs[index].faulted = false
+            guard policy.isEnabled, !player.isMuted else {
                 fullPass = true
                 continue
             }
             let desired: [ChannelDrive]
-            if untouched, core.outputs[index].isSilent {
+            if untouched, outputs[index].isSilent {
                 // The usual trigger: a silent device, rendered as the last start of this timeline was.
-                let (frame, next) = core.outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale)
+                let (frame, next) = outputs[index].firstFrame(of: player.timeline, at: player.startOffset, scale: scale)
                 guard let frame else {
                     fullPass = true
                     continue
@@ -365,36 +398,46 @@ public final class HapticEngine: Sendable {
             } else {
                 fullPass = true
                 let (voices, _, _) = player.timeline.evaluate(
-                    at: player.startOffset, shape: core.outputs[index].mapper.profile.transient, external: external, step: core.outputs[index].step)
+                    at: player.startOffset, shape: outputs[index].mapper.profile.transient, external: external, step: outputs[index].step)
                 guard !voices.isEmpty else { continue }
-                var mixed = core.outputs[index].lastDrives
+                var mixed = outputs[index].lastDrives
                 for voice in voices {
-                    core.outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
+                    outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
                 }
-                desired = core.outputs[index].quantized(mixed)
+                desired = outputs[index].quantized(mixed)
             }
-            let device = core.outputs[index].device
-            let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
-            guard desired != core.outputs[index].lastDrives, earliest <= now else {
+            let device = outputs[index].device
+            let earliest = outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
+            guard desired != outputs[index].lastDrives, earliest <= now else {
                 fullPass = true
                 continue
             }
             do {
-                if core.outputs[index].active {
+                if outputs[index].active {
                     try device.submit(DriveFrame(time: now, channels: desired))
                 } else {
                     // One lock on the device for both; on failure no activity was begun.
                     try device.beginActivityAndSubmit(DriveFrame(time: now, channels: desired))
-                    core.outputs[index].active = true
+                    outputs[index].active = true
                 }
-                core.outputs[index].record(desired)
-                core.outputs[index].lastSubmit = now
+                outputs[index].record(desired)
+                outputs[index].lastSubmit = now
             } catch {
-                fail(&core, index: index, error: error, notices: &notices)
+                failures.append((index, error))
                 fullPass = true
             }
         }
-        reschedule(&core, at: fullPass ? now : (firstChange ?? now))
+        return fullPass ? now : (firstChange ?? now)
+    }
+
+    /// After ``startNow(_:on:policy:longestTap:now:failures:notices:)``: notes the activity, fails
+    /// the devices that failed, and arms the engine's next pass for `next`.
+    private func started(
+        _ core: inout Core, at now: HapticInstant, next: HapticInstant, failures: [(index: Int, error: DeviceError)], notices: inout [Notice]
+    ) {
+        core.lastActivity = now
+        for failure in failures { fail(&core, index: failure.index, error: failure.error, notices: &notices) }
+        reschedule(&core, at: next)
     }
 
     /// Changes player `id`'s state under the lock (at the current time), then runs the engine (not

@@ -14,16 +14,16 @@ final class FeedbackCore: Sendable {
         // Weak: a deferred play waits in the engine's clock, which the engine owns.
         deferredPlay = { [weak engine] effect, scale in
             guard let engine else { return }
-            Self.play(effect, scale: scale, on: engine)
+            do throws(HapticEngineError) {
+                try engine.play(effect.timeline, intensityScale: scale, at: engine.clock.now())
+            } catch {
+                Self.notPlayed(effect, error, on: engine)
+            }
         }
     }
 
-    private static func play(_ effect: FeedbackEffect, scale: Double, on engine: HapticEngine) {
-        do {
-            try engine.play(effect.timeline, intensityScale: scale)
-        } catch {
-            engine.logger.warning("feedback \(effect.name) did not play: \(error)")
-        }
+    private static func notPlayed(_ effect: FeedbackEffect, _ error: HapticEngineError, on engine: HapticEngine) {
+        engine.logger.warning("feedback \(effect.name) did not play: \(error)")
     }
 
     deinit {
@@ -40,10 +40,10 @@ final class FeedbackCore: Sendable {
         let engine = self.engine
         // hapticsd's overuse guard (per app, per device) decides: it sees every app's feedback.
         if let remote = engine.remote { return remote.play(effect, scale: scale, clock: engine.clock) }
-        // A play at once goes straight to the engine, this generator holding it.
-        let decision = engine.overuseGuard.admit(
-            effect, scale: scale, interval: engine.feedbackInterval(for: effect.kind), clock: engine.clock, play: deferredPlay)
-        if case .played = decision { Self.play(effect, scale: scale, on: engine) }
+        // The engine asks its guard and starts an effect admitted at once under one lock, at the
+        // instant the guard admitted it (one clock read for both).
+        let (decision, failure) = engine.playFeedback(effect, scale: scale, at: engine.clock.now(), deferredPlay: deferredPlay)
+        if let failure { Self.notPlayed(effect, failure, on: engine) }
         return decision
     }
 }

@@ -47,19 +47,19 @@ public final class OveruseGuard: Sendable {
         _ effect: FeedbackEffect, scale: Double = 1, interval: Double, clock: any HapticClock,
         play: @escaping @Sendable (FeedbackEffect, Double) -> Void
     ) -> Decision {
-        let decision = admit(effect, scale: scale, interval: interval, clock: clock, play: play)
+        let decision = admit(effect, scale: scale, interval: interval, at: clock.now(), clock: clock, play: play)
         if case .played = decision { play(effect, scale) }
         return decision
     }
 
-    /// ``request(_:scale:interval:clock:play:)`` except that a play at once (``Decision/played``)
-    /// is left to the caller, which plays it directly rather than through `play` (only a deferred
-    /// play goes through it).
+    /// ``request(_:scale:interval:clock:play:)`` at `now` (read from `clock` by the caller, which
+    /// starts a play at once at that instant too), except that a play at once
+    /// (``Decision/played``) is left to the caller, which plays it directly rather than through
+    /// `play` (only a deferred play goes through it).
     func admit(
-        _ effect: FeedbackEffect, scale: Double, interval: Double, clock: any HapticClock,
+        _ effect: FeedbackEffect, scale: Double, interval: Double, at now: HapticInstant, clock: any HapticClock,
         play: @escaping @Sendable (FeedbackEffect, Double) -> Void
     ) -> Decision {
-        let now = clock.now()
         let decision: Decision = kinds.withLock { kinds in
             let index = Self.slot(effect.kind, in: &kinds)
             if let pending = kinds[index].state.pending {

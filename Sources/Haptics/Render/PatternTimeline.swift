@@ -130,15 +130,6 @@ final class PatternTimeline: Sendable {
         lastTransientStart = events.last(where: \.transient)?.start
     }
 
-    /// A timeline with no event and no control.
-    init() {
-        events = []
-        controls = ControlSet()
-        duration = 0
-        longestEvent = 0
-        lastTransientStart = nil
-    }
-
     /// An envelope adjuster (0 … 1) as seconds: 0 → 0 s, 0.5 → 31 ms, 1 → 1 s, growing exponentially;
     /// a time control c (-1 … 1) scales it by 10^c.
     static func envelopeTime(_ adjuster: Double, control: Double) -> Double {
