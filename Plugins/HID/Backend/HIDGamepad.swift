@@ -14,14 +14,28 @@ import Glibc
 ///
 /// ## Threads
 ///
-/// `submit` and `stop` only store the newest ``RumbleState`` in the shared state (a pthread mutex)
-/// and signal the condition variable: they never wait for a write, so a controller whose
-/// `hid_write` blocks (usbhid gives an interrupt transfer 5 s before it times out) stalls neither
-/// the engine nor other controllers. The writer thread wakes, applies ``WriteSchedule`` (coalescing
-/// to the newest state, per-family spacing and refresh) and is the only thread that writes rumble
-/// reports, advances the sequence counter (Switch packet number, DualSense Bluetooth tag) and closes
-/// the handle. It is an ordinary thread: real-time priority measured no faster in the benchmark
-/// (`haptics-bench hid-race`), and it would slow other programs' threads for nothing.
+/// How a hidraw write behaves depends on the transport under it (`Docs/Architecture.md`, "The
+/// plugin contract", gives the kernel's code paths):
+/// - **USB**: usbhid sends an output report as a synchronous interrupt (or control) transfer, so
+///   `hid_write` returns only once the controller took it, after up to one polling interval, and a
+///   controller that stops answering holds it for the transfer's 5 s time-out.
+/// - **Bluetooth** (hidp for Classic, uhid for HID over GATT through BlueZ): the report is appended
+///   to a kernel queue and `hid_write` returns at once; the kernel's own thread sends it.
+///
+/// So `submit` and `stop` store the newest ``RumbleState`` in the shared state (a pthread mutex)
+/// and then:
+/// - over Bluetooth, when the spacing allows a write now and no write is in flight, write it on
+///   the calling thread: a write that only queues costs less than waking a thread to make it;
+/// - otherwise leave it to the writer thread. A submit therefore never waits for a USB transfer,
+///   and a controller whose transfers block stalls neither the engine nor other controllers.
+///
+/// The writer thread applies ``WriteSchedule`` (coalescing to the newest state, per-family spacing
+/// and refresh) and is the only thread that closes the handle. It sleeps on a ``DeadlineTimer``
+/// armed for its next step; a thread that gives it an earlier one (a state to write now, the end
+/// of the spacing, the refresh after a write made on the caller) re-arms the timer rather than
+/// waking it, so the writer runs only when there is something to do. One write at a time is in flight
+/// (``WriterState/writing``): whichever thread claims it under the lock takes the next sequence
+/// number (Switch packet number, DualSense Bluetooth tag), so reports leave in counter order.
 ///
 /// ## Power
 ///
@@ -109,6 +123,86 @@ final class HIDGamepad: DeviceDriver {
         var terminate = false
         /// The encoder the first wake's set-up chose; later wakes reuse it and skip the set-up.
         var encoder: ReportEncoder?
+        /// A write is in flight (on the writer thread or a caller's): no other starts, and the
+        /// handle stays open, until it is recorded.
+        var writing = false
+        /// The timer the writer thread sleeps on.
+        let timer: DeadlineTimer
+        /// What the writer's timer is armed for, in `CLOCK_MONOTONIC` nanoseconds: `.max` while it
+        /// sleeps with nothing to do, 0 while it is awake (it looks at the state again before it
+        /// sleeps).
+        var writerWakesAt: UInt64 = 0
+
+        /// What the writer thread has to do at `now` (nanoseconds).
+        func pending(now: UInt64) -> Pending {
+            if writing { return .nothing }
+            guard let session else { return terminate ? .exit : .nothing }
+            if lost != nil { return .close(session) }
+            switch schedule.next(now: now) {
+            case .write(let rumble): return .write(session, rumble)
+            case .wait(let deadline): return .waitUntil(deadline)
+            case .idle: return .nothing
+            case .close: return .close(session)
+            }
+        }
+
+        /// Brings the writer's timer forward to when its next step is due, if it would sleep past
+        /// that: one `timerfd_settime`, and the writer stays asleep until then (a refresh seconds
+        /// away wakes nobody now).
+        mutating func wakeWriter(now: UInt64) {
+            let due: UInt64
+            switch pending(now: now) {
+            case .nothing: return
+            case .waitUntil(let deadline): due = deadline
+            case .write, .close, .exit: due = now
+            }
+            guard due < writerWakesAt else { return }
+            writerWakesAt = due
+            timer.arm(at: due)
+        }
+
+        /// Marks a write in flight and takes its sequence number (the counter moves on).
+        mutating func beginWrite() -> UInt8 {
+            writing = true
+            defer { sequence &+= 1 }
+            return sequence
+        }
+
+        /// Records a claimed write of `rumble` that finished at `time` (nanoseconds). A controller
+        /// found gone is marked lost; any other failure is returned for the caller to report.
+        mutating func recordWrite(_ rumble: RumbleState, at time: UInt64, outcome: WriteOutcome) -> BackendFailure? {
+            writing = false
+            if case .written = outcome {
+                schedule.wrote(rumble, at: time, succeeded: true)
+            } else {
+                schedule.wrote(rumble, at: time, succeeded: false)
+            }
+            switch outcome {
+            case .written: return nil
+            case .gone(let failure):
+                if lost == nil { lost = failure }
+                return nil
+            case .failed(let failure): return failure
+            }
+        }
+    }
+
+    /// What the writer thread has to do, as the shared state stands.
+    enum Pending {
+        case write(Session, RumbleState)
+        case waitUntil(UInt64)
+        case close(Session)
+        case exit
+        case nothing
+    }
+
+    /// How a write ended.
+    enum WriteOutcome {
+        case written
+        /// The controller is gone (unplugged): every later call fails with this.
+        case gone(BackendFailure)
+        /// The write failed; the next request writes again.
+        case failed(BackendFailure)
     }
 
     /// What the writer does after deciding, outside the lock.
@@ -118,16 +212,21 @@ final class HIDGamepad: DeviceDriver {
         case exit
     }
 
+    /// Whether writes may be made on the calling thread: over Bluetooth, where `hid_write` only
+    /// queues the report in the kernel.
+    private let writesOnCaller: Bool
+
     init(gamepad: DiscoveredGamepad, backend: HIDBackend) throws(BackendFailure) {
         self.gamepad = gamepad
         self.backend = backend
-        let shared = Guarded(WriterState(schedule: Self.schedule(for: gamepad, lastWrite: nil)))
+        writesOnCaller = gamepad.transport == .bluetooth
+        let timer = DeadlineTimer()
+        let shared = Guarded(WriterState(schedule: Self.schedule(for: gamepad, lastWrite: nil), timer: timer))
         self.shared = shared
-        let id = gamepad.id, path = gamepad.path
         let snapshot = gamepad
         do throws(ThreadStartError) {
             writer = try PosixThread.start(name: "haptics-hid-wr") {
-                Self.writerLoop(shared: shared, gamepad: snapshot, label: "\(id) at \(path)")
+                Self.writerLoop(shared: shared, timer: timer, gamepad: snapshot)
             }
         } catch {
             throw BackendFailure(error)
@@ -197,8 +296,8 @@ final class HIDGamepad: DeviceDriver {
             throw error
         }
         backend.logStopGuardWarning()
-        // No broadcast: a fresh session is at rest (nothing to write, nothing to refresh), and
-        // waking the writer for nothing would only compete with the trigger that follows.
+        // The writer is not woken: a fresh session is at rest (nothing to write, nothing to
+        // refresh), and waking it for nothing would only compete with the trigger that follows.
         // The spacing runs on across sessions: the first report keeps it from the last write of the
         // previous session (its off report) as well as from the set-up.
         shared.locked { state in
@@ -214,13 +313,13 @@ final class HIDGamepad: DeviceDriver {
         try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
             if state.session != nil { state.schedule.beginClosing() }
+            state.wakeWriter(now: Monotonic.now())
         }
-        shared.broadcast()
     }
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
         let rumble = Self.rumbleState(frame, channelCount: gamepad.family.channels.count)
-        try shared.locked { (state) throws(BackendFailure) in
+        let claim = try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
@@ -230,28 +329,57 @@ final class HIDGamepad: DeviceDriver {
                 throw BackendFailure(code: EINVAL, "\(gamepad.id): submit while asleep; wake the device first")
             }
             state.schedule.request(rumble)
+            return handOver(&state)
         }
-        shared.broadcast()
+        try writeClaimed(claim)
     }
 
     func stop() throws(BackendFailure) {
-        try shared.locked { (state) throws(BackendFailure) in
+        let claim = try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
             if state.session != nil { state.schedule.request(.off) }
+            let claim = handOver(&state)
             if let failure = state.pendingFailure {
                 state.pendingFailure = nil
                 throw failure
             }
+            return claim
         }
-        shared.broadcast()
+        try writeClaimed(claim)
+    }
+
+    /// Under the lock, after a request: claims the write for the calling thread where it may make
+    /// it, or else brings the writer's wake forward if it sleeps past the moment the request needs it.
+    private func handOver(_ state: inout WriterState) -> (session: Session, rumble: RumbleState, sequence: UInt8)? {
+        let now = Monotonic.now()
+        if writesOnCaller, case .write(let session, let rumble) = state.pending(now: now) {
+            return (session, rumble, state.beginWrite())
+        }
+        state.wakeWriter(now: now)
+        return nil
+    }
+
+    /// Makes a write claimed on this thread, records it, and arms the writer for what follows (a
+    /// refresh, the next state after the spacing, closing). A failed write throws here.
+    private func writeClaimed(_ claim: (session: Session, rumble: RumbleState, sequence: UInt8)?) throws(BackendFailure) {
+        guard let claim else { return }
+        let outcome = Self.write(claim.rumble, sequence: claim.sequence, to: claim.session, gamepad: gamepad)
+        let finished = Monotonic.now()
+        let failure = shared.locked { state -> BackendFailure? in
+            let failure = state.recordWrite(claim.rumble, at: finished, outcome: outcome)
+            state.wakeWriter(now: finished)
+            if case .gone = outcome { return state.lost }
+            return failure
+        }
+        if let failure { throw failure }
     }
 
     func close() {
         shared.locked { state in
             if state.session != nil { state.schedule.beginClosing() }
             state.terminate = true
+            state.wakeWriter(now: Monotonic.now())
         }
-        shared.broadcast()
         writer.join()
         backend.closed(self)
     }
@@ -264,9 +392,10 @@ final class HIDGamepad: DeviceDriver {
         let first = shared.locked { state -> BackendFailure in
             if let lost = state.lost { return lost }
             state.lost = failure
+            state.wakeWriter(now: Monotonic.now())
             return failure
         }
-        shared.broadcast()
+        shared.broadcast()  // a wake waiting for the writer's close stops waiting
         return first
     }
 
@@ -294,61 +423,53 @@ final class HIDGamepad: DeviceDriver {
 
     // MARK: The writer thread
 
-    private static func writerLoop(shared: Guarded<WriterState>, gamepad: DiscoveredGamepad, label: String) {
-        // The writer puts every frame on the wire: it must run the moment a frame is handed over, not
+    private static func writerLoop(shared: Guarded<WriterState>, timer: DeadlineTimer, gamepad: DiscoveredGamepad) {
+        // The writer puts frames on the wire: it must run the moment a frame is handed over, not
         // when the fair scheduler next lets it preempt the thread that submitted. It outranks the
         // engine's scheduler thread (priority 20). Without the privilege it stays a normal thread.
         PosixThread.requestRealtimeForCurrentThread(priority: 21)
         // It writes to the controller: the stop guard's handler must run here even on a stack overflow.
         haptics_stop_guard_prepare_thread()
         while true {
-            let step = shared.wait { state -> Guarded<WriterState>.Decision<Step> in
-                guard let session = state.session else { return state.terminate ? .done(.exit) : .sleep }
-                if state.lost != nil {
+            let step = shared.locked { state -> Step? in
+                let now = Monotonic.now()
+                switch state.pending(now: now) {
+                case .nothing:
+                    state.writerWakesAt = .max
+                    state.timer.arm(at: .max)
+                    return nil
+                case .waitUntil(let deadline):
+                    state.writerWakesAt = deadline
+                    state.timer.arm(at: deadline)
+                    return nil
+                case .exit:
+                    state.writerWakesAt = 0
+                    return .exit
+                case .close(let session):
+                    state.writerWakesAt = 0
                     state.session = nil
                     state.closingInFlight = true
-                    return .done(.close(session))
-                }
-                switch state.schedule.next(now: Monotonic.now()) {
-                case .write(let rumble):
-                    let sequence = state.sequence
-                    state.sequence &+= 1
-                    return .done(.write(session, rumble, sequence))
-                case .wait(let deadline):
-                    return .sleepUntil(deadline)
-                case .idle:
-                    return .sleep
-                case .close:
-                    state.session = nil
-                    state.closingInFlight = true
-                    return .done(.close(session))
+                    return .close(session)
+                case .write(let session, let rumble):
+                    state.writerWakesAt = 0
+                    return .write(session, rumble, state.beginWrite())
                 }
             }
             switch step {
+            case nil:
+                timer.wait()
             case .exit:
                 return
             case .close(let session):
                 session.close()
                 shared.locked { $0.closingInFlight = false }
-                shared.broadcast()
+                shared.broadcast()  // a wake waiting for this close goes on
             case .write(let session, let rumble, let sequence):
-                let result = write(rumble, sequence: sequence, to: session)
+                let outcome = write(rumble, sequence: sequence, to: session, gamepad: gamepad)
                 let finished = Monotonic.now()
-                var failure: BackendFailure?
-                var gone = false
-                if case .failure(let error) = result {
-                    gone = error.errno == ENODEV || error.errno == ENXIO || !Discovery.stillPresent(gamepad)
-                    failure =
-                        gone
-                        ? BackendFailure(code: ENODEV, "\(label): the controller disappeared while writing (\(error.message))")
-                        : BackendFailure(code: error.errno == 0 ? EIO : error.errno, "\(label): rumble write failed: \(error.message)")
-                }
                 shared.locked { state in
-                    state.schedule.wrote(rumble, at: finished, succeeded: failure == nil)
-                    if gone, state.lost == nil { state.lost = failure }
-                    if !gone, let failure { state.pendingFailure = failure }
+                    if let failure = state.recordWrite(rumble, at: finished, outcome: outcome) { state.pendingFailure = failure }
                 }
-                shared.broadcast()
             }
         }
     }
@@ -356,15 +477,22 @@ final class HIDGamepad: DeviceDriver {
     /// Writes `rumble` with counter `sequence`, then registers the motors-off report with the next
     /// counter, both inside the stop guard's write section (its handler never interleaves with them,
     /// and once the process is stopping nothing is written).
-    private static func write(_ rumble: RumbleState, sequence: UInt8, to session: Session) -> Result<Void, HIDIOError> {
-        guard haptics_stop_guard_enter(session.guardSlot) == 0 else {
-            return .failure(HIDIOError(errno: ESHUTDOWN, message: "the process is stopping (a fatal signal or exit); the motors were stopped"))
+    private static func write(_ rumble: RumbleState, sequence: UInt8, to session: Session, gamepad: DiscoveredGamepad) -> WriteOutcome {
+        let result: Result<Void, HIDIOError>
+        if haptics_stop_guard_enter(session.guardSlot) == 0 {
+            result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
+            _ = session.encoder.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
+                haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
+            }
+            haptics_stop_guard_leave(session.guardSlot)
+        } else {
+            result = .failure(HIDIOError(errno: ESHUTDOWN, message: "the process is stopping (a fatal signal or exit); the motors were stopped"))
         }
-        defer { haptics_stop_guard_leave(session.guardSlot) }
-        let result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
-        _ = session.encoder.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
-            haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
+        guard case .failure(let error) = result else { return .written }
+        let label = "\(gamepad.id) at \(gamepad.path)"
+        if error.errno == ENODEV || error.errno == ENXIO || !Discovery.stillPresent(gamepad) {
+            return .gone(BackendFailure(code: ENODEV, "\(label): the controller disappeared while writing (\(error.message))"))
         }
-        return result
+        return .failed(BackendFailure(code: error.errno == 0 ? EIO : error.errno, "\(label): rumble write failed: \(error.message)"))
     }
 }
