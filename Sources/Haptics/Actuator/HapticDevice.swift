@@ -113,7 +113,7 @@ public final class HapticDevice: Sendable {
 
     private func beginActivity(_ state: inout State) -> DeviceError? {
         let before = state.model
-        switch state.model.beginActivityEffect(at: clock.now()) {
+        switch state.model.beginActivityEffect() {
         case .none, .some(.setDeadline(.none)):
             // Already active, or prepared (the fast path): the armed prepared timeout stays,
             // see `apply(_:to:keepingTimer:)`.

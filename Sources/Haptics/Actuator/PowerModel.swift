@@ -98,13 +98,16 @@ public struct PowerModel: Sendable, Hashable {
         }
     }
 
-    /// A playback starts (a trigger). Consumes any preparation and re-enables prepares.
+    /// A playback starts (a trigger). Consumes any preparation and re-enables prepares. The
+    /// time does not change what follows (a start always ends the preparation); it is taken for
+    /// symmetry with the model's other events.
     public mutating func beginActivity(at now: HapticInstant) -> [Effect] {
-        beginActivityEffect(at: now).map { [$0] } ?? []
+        beginActivityEffect().map { [$0] } ?? []
     }
 
-    /// ``beginActivity(at:)`` with its one effect at most, without an array: the trigger path.
-    mutating func beginActivityEffect(at now: HapticInstant) -> Effect? {
+    /// ``beginActivity(at:)`` with its one effect at most, without an array and without a time
+    /// (it needs none, so the trigger path reads no clock for it).
+    mutating func beginActivityEffect() -> Effect? {
         activeCount += 1
         runStart = nil
         preparesSuspended = false
