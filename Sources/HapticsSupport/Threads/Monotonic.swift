@@ -24,8 +24,14 @@ public enum Monotonic {
     /// beyond `UInt64.max` nanoseconds (about 584 years) give `UInt64.max`. Never traps.
     @inlinable
     public static func nanoseconds(_ seconds: Double) -> UInt64 {
-        let nanoseconds = (seconds * 1e9).rounded()
-        guard nanoseconds > 0 else { return 0 }  // also NaN
-        return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
+        let scaled = seconds * 1e9
+        guard scaled > 0 else { return 0 }  // also NaN
+        // From 2^53 on every Double is whole; past 2^64 nanoseconds it saturates.
+        guard scaled < 0x1p63 else { return scaled < 0x1p64 ? UInt64(scaled) : .max }
+        // Rounded half away from zero, as `rounded()` does, without its call into libm (x86-64
+        // has no rounding instruction before SSE4.1): the conversion truncates exactly below
+        // 2^63, and the fraction it leaves is exact.
+        let whole = UInt64(scaled)
+        return scaled - Double(whole) >= 0.5 ? whole + 1 : whole
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsSupport
 import Synchronization
 import Testing
 
@@ -40,6 +41,32 @@ struct ClockTests {
         #expect(ran.withLock { $0 } == [1, 1.5])
         #expect(clock.now() == start.advanced(bySeconds: 2.999))
         #expect(clock.nextDeadline == nil)
+    }
+
+    @Test("seconds to nanoseconds rounds half away from zero exactly as rounded() does, and saturates")
+    func nanosecondRounding() {
+        func reference(_ seconds: Double) -> UInt64 {
+            let nanoseconds = (seconds * 1e9).rounded()
+            guard nanoseconds > 0 else { return 0 }
+            return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
+        }
+        var values: [Double] = [
+            0, -0.0, 1e-10, 4.9e-10, 5e-10, 5.000000000000001e-10, 1.5e-9, 2.5e-9, 0.0125, 0.04, 0.5, 1, 2.5,
+            4_503_599.627_370_496, 9_007_199.254_740_992, 9_223_372_036.854_775, 9_223_372_036.854_777,
+            18_446_744_073.709_55, 18_446_744_073.709_553, 1e300, .infinity, -1, -.infinity, .nan,
+            .leastNonzeroMagnitude, .ulpOfOne,
+        ]
+        // Halves and their neighbours, where a rounding that differs would show.
+        for whole in [0.0, 1, 7, 12_345, 1e6, 4_503_599_627_370_495] {
+            let half = (whole + 0.5) / 1e9
+            values += [half, half.nextUp, half.nextDown]
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 { values.append(Double.random(in: 0...20_000, using: &generator)) }
+        for _ in 0..<10_000 { values.append(Double(Int.random(in: 0...1_000_000_000, using: &generator)) / 2e9) }
+        for value in values {
+            #expect(Monotonic.nanoseconds(value) == reference(value), "\(value) s")
+        }
     }
 
     @Test("instants: arithmetic, clamping at zero, description")
