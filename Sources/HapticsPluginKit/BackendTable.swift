@@ -86,21 +86,17 @@ public func fillBackendTable(
         Unmanaged<DeviceBox>.fromOpaque(handle!).takeRetainedValue().driver.close()
     }
     filled.wake = { handle in
-        let box = DeviceBox.from(handle)
-        return box.run { () throws(BackendFailure) in try box.driver.wake() }
+        DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.wake() } }
     }
     filled.sleep = { handle in
-        let box = DeviceBox.from(handle)
-        return box.run { () throws(BackendFailure) in try box.driver.sleep() }
+        DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.sleep() } }
     }
     filled.stop = { handle in
-        let box = DeviceBox.from(handle)
-        return box.run { () throws(BackendFailure) in try box.driver.stop() }
+        DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.stop() } }
     }
     filled.submit = { handle, frame in
-        let box = DeviceBox.from(handle)
         let view = FrameView(frame.pointee)
-        return box.run { () throws(BackendFailure) in try box.driver.submit(view) }
+        return DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.submit(view) } }
     }
     filled.last_error = { instance, handle, buffer, size in
         let message = handle.map { DeviceBox.from($0).lastError.withLock { $0 } } ?? InstanceBox.from(instance).lastError.withLock { $0 }
@@ -168,4 +164,11 @@ private final class DeviceBox: FailureRecorder, @unchecked Sendable {
     let driver: any DeviceDriver
     init(driver: any DeviceDriver) { self.driver = driver }
     static func from(_ raw: UnsafeMutableRawPointer?) -> DeviceBox { Unmanaged.fromOpaque(raw!).takeUnretainedValue() }
+
+    /// Calls `body` with the box behind a device handle, borrowed: the host keeps the handle open
+    /// for the whole call (the contract: `close` never runs beside another call on the handle), so
+    /// the device calls take no reference count.
+    static func with<Result>(_ raw: UnsafeMutableRawPointer?, _ body: (DeviceBox) -> Result) -> Result {
+        Unmanaged<DeviceBox>.fromOpaque(raw!)._withUnsafeGuaranteedRef(body)
+    }
 }
