@@ -3,8 +3,10 @@
 ///
 /// The power model's timeouts, the engine's scheduler and every player run on a clock they are
 /// given, so tests can use ``ManualClock`` and pin each time-driven rule exactly, while apps use
-/// ``SystemClock`` (the monotonic clock and a scheduler thread).
-public protocol HapticClock: Sendable {
+/// ``SystemClock`` (the monotonic clock and a scheduler thread). A clock is an object (its queue
+/// of actions is shared by everyone it is given to), so a call through `any HapticClock` is a
+/// plain method call on a reference, with no existential box to open.
+public protocol HapticClock: AnyObject, Sendable {
     /// The current time.
     func now() -> HapticInstant
 

@@ -150,6 +150,8 @@ struct DeviceOutput: Sendable {
     /// Each channel's amplitude steps less one (at least 1): what ``quantized(_:)`` rounds to.
     private let steps: [Double]
     var lastSubmit: HapticInstant?
+    /// The device's minimum update interval, in nanoseconds.
+    private let updateInterval: Int64
     /// Whether the engine has begun an activity (a trigger) on the device.
     var active = false
     var lost = false
@@ -160,6 +162,7 @@ struct DeviceOutput: Sendable {
         self.device = device
         mapper = DriveMapper(device: device.description, profile: profile)
         step = max(device.description.minimumUpdateInterval, 0.004)
+        updateInterval = Int64(clamping: HapticInstant(seconds: device.description.minimumUpdateInterval).nanoseconds)
         silence = Array(repeating: .off, count: device.description.channels.count)
         lastDrives = Array(repeating: .off, count: device.description.channels.count)
         mixed = silence
@@ -169,8 +172,16 @@ struct DeviceOutput: Sendable {
     }
 
     /// Sets ``lastDrives`` to `drives` (as many channels), element by element.
+    /// When the next frame may go out: one update interval after the last one (`now` before the first).
+    func nextUpdate(orNow now: HapticInstant) -> HapticInstant {
+        lastSubmit?.advanced(byNanoseconds: updateInterval) ?? now
+    }
+
     mutating func record(_ drives: [ChannelDrive]) {
-        for index in lastDrives.indices { lastDrives[index] = drives[index] }
+        // Through one buffer: one uniqueness check, not one per channel.
+        lastDrives.withUnsafeMutableBufferPointer { last in
+            for index in last.indices { last[index] = drives[index] }
+        }
     }
 
     /// Empties the mix: every channel off.

@@ -53,17 +53,15 @@ public final class HapticEngine: Sendable {
     let remote: RemoteEngine?
     private let core: Mutex<Core>
     private let ticker = Ticker()
-
     /// The engine's scheduled pass, built once, so arming the scheduler (on every start for now)
-    /// allocates no closure.
+    /// allocates no closure; a constant, so arming reads it without a reference count.
+    private let tickAction: @Sendable () -> Void
+
+    /// What the scheduled pass reaches the engine through: the clock's queue holds the pass, and
+    /// must not hold the engine that owns the clock.
     private final class Ticker: @unchecked Sendable {
         // Written once, in the engine's initialiser, before the engine is shared; read only after.
         weak var engine: HapticEngine?
-        private(set) var action: @Sendable () -> Void = {}
-
-        init() {
-            action = { [weak self] in self?.engine?.scheduledTick() }
-        }
     }
 
     struct Core {
@@ -115,6 +113,7 @@ public final class HapticEngine: Sendable {
         self.remote = try RemoteEngine.make(for: devices)
         self.clock = clock ?? SystemClock(name: "haptic-engine")
         self.logger = logger
+        tickAction = { [ticker] in ticker.engine?.scheduledTick() }
         var effectivePolicy = HapticPolicy()
         if let policy {
             effectivePolicy = policy
@@ -379,7 +378,7 @@ public final class HapticEngine: Sendable {
         var fullPass = false
         var firstChange: HapticInstant?
         for index in outputs.indices where !outputs[index].lost {
-            outputs[index].faulted = false
+            if outputs[index].faulted { outputs[index].faulted = false }
             guard policy.isEnabled, !player.isMuted else {
                 fullPass = true
                 continue
@@ -407,20 +406,21 @@ public final class HapticEngine: Sendable {
                 desired = outputs[index].quantized(mixed)
             }
             let device = outputs[index].device
-            let earliest = outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
+            let earliest = outputs[index].nextUpdate(orNow: now)
             guard desired != outputs[index].lastDrives, earliest <= now else {
                 fullPass = true
                 continue
             }
+            let frame = DriveFrame(time: now, channels: consume desired)
             do {
                 if outputs[index].active {
-                    try device.submit(DriveFrame(time: now, channels: desired))
+                    try device.submit(frame)
                 } else {
                     // One lock on the device for both; on failure no activity was begun.
-                    try device.beginActivityAndSubmit(DriveFrame(time: now, channels: desired))
+                    try device.beginActivityAndSubmit(frame)
                     outputs[index].active = true
                 }
-                outputs[index].record(desired)
+                outputs[index].record(frame.channels)
                 outputs[index].lastSubmit = now
             } catch {
                 failures.append((index, error))
@@ -561,7 +561,7 @@ public final class HapticEngine: Sendable {
             // Silence is every channel off, which rounds to itself.
             core.outputs[index].quantizeMix()
             if core.outputs[index].mixed != core.outputs[index].lastDrives {
-                let earliest = core.outputs[index].lastSubmit?.advanced(bySeconds: device.description.minimumUpdateInterval) ?? now
+                let earliest = core.outputs[index].nextUpdate(orNow: now)
                 if earliest > now {
                     consider(earliest)
                 } else if core.outputs[index].active {
@@ -746,7 +746,7 @@ public final class HapticEngine: Sendable {
         if let wake = core.wake { clock.cancel(wake.id) }
         core.wake = nil
         guard let next else { return }
-        let id = clock.schedule(at: next, ticker.action)
+        let id = clock.schedule(at: next, tickAction)
         core.wake = (id, next)
     }
 
@@ -759,8 +759,13 @@ public final class HapticEngine: Sendable {
         tick()
     }
 
+    /// Runs the handlers of `notices`, outside the lock. Inlined: most calls have none.
+    @inline(__always)
     private func deliver(_ notices: [Notice]) {
-        guard !notices.isEmpty else { return }
+        if !notices.isEmpty { deliverNow(notices) }
+    }
+
+    private func deliverNow(_ notices: [Notice]) {
         let handler = core.withLock { $0.stoppedHandler }
         for notice in notices {
             switch notice {
