@@ -17,6 +17,9 @@ struct ReportEncoder: Sendable {
     /// The DualSense vibration mode read from its firmware, `nil` for other families.
     let dualSenseMode: DualSense.VibrationMode?
 
+    /// Whether the counter goes into the report (see ``ControllerFamily/reportCarriesSequence(on:)``).
+    var carriesSequence: Bool { family.reportCarriesSequence(on: transport) }
+
     /// The rumble report for `state` with counter `sequence`.
     func report(_ state: RumbleState, sequence: UInt8) -> [UInt8] {
         if let dualSenseMode {

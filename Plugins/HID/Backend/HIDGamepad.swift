@@ -72,11 +72,29 @@ final class HIDGamepad: DeviceDriver {
         /// The stop-guard slot holding the motors-off report.
         let guardSlot: Int32
         private let closed = Atomic<Bool>(false)
+        /// The reports encoded last, by state and counter (the counter only where the report
+        /// carries it): a trigger repeats its frame and the off report after it, which a family
+        /// without a counter then writes from bytes it encoded before. Touched by the thread that
+        /// holds the write in flight, so its lock is never contended.
+        private let encoded = Mutex<[(state: RumbleState, sequence: UInt8, bytes: [UInt8])]>([])
+        private static let encodedCapacity = 2
 
         init(handle: HIDHandle, encoder: ReportEncoder, guardSlot: Int32) {
             self.handle = handle
             self.encoder = encoder
             self.guardSlot = guardSlot
+        }
+
+        /// The report for `state` with counter `sequence`, encoded once while they repeat.
+        func report(_ state: RumbleState, sequence: UInt8) -> [UInt8] {
+            let key = encoder.carriesSequence ? sequence : 0
+            return encoded.withLock { cache in
+                for entry in cache where entry.sequence == key && entry.state == state { return entry.bytes }
+                let bytes = encoder.report(state, sequence: sequence)
+                if cache.count == Self.encodedCapacity { cache.removeFirst() }
+                cache.append((state, key, bytes))
+                return bytes
+            }
         }
 
         /// Leaves the stop guard, then closes the node. Once only.
@@ -480,8 +498,8 @@ final class HIDGamepad: DeviceDriver {
     private static func write(_ rumble: RumbleState, sequence: UInt8, to session: Session, gamepad: DiscoveredGamepad) -> WriteOutcome {
         let result: Result<Void, HIDIOError>
         if haptics_stop_guard_enter(session.guardSlot) == 0 {
-            result = session.handle.write(session.encoder.report(rumble, sequence: sequence))
-            _ = session.encoder.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
+            result = session.handle.write(session.report(rumble, sequence: sequence))
+            _ = session.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
                 haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
             }
             haptics_stop_guard_leave(session.guardSlot)

@@ -54,6 +54,14 @@ public protocol ControllerFamily: Sendable {
     ///   - sequence: The caller's counter for this report (see the protocol's discussion).
     static func rumbleReport(state: RumbleState, transport: HIDTransport, sequence: UInt8) -> [UInt8]
 
+    /// Whether ``rumbleReport(state:transport:sequence:)`` puts the counter into the report on
+    /// `transport`. When it does not, a state encodes to the same bytes whatever the counter, and a
+    /// caller may reuse them (the HID backend does, for the frame a trigger repeats). The default
+    /// is `true`, which is always safe.
+    ///
+    /// - Parameter transport: How the device is connected.
+    static func reportCarriesSequence(on transport: HIDTransport) -> Bool
+
     /// The output report that turns every motor off.
     ///
     /// - Parameters:
@@ -63,6 +71,9 @@ public protocol ControllerFamily: Sendable {
 }
 
 extension ControllerFamily {
+    /// `true`: assume the report carries the counter.
+    public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { true }
+
     /// Every motor off: `rumbleReport` of `RumbleState.off`.
     public static func stopReport(transport: HIDTransport, sequence: UInt8) -> [UInt8] {
         rumbleReport(state: .off, transport: transport, sequence: sequence)

@@ -117,6 +117,9 @@ public enum DualSense: ControllerFamily {
     /// None. (The backend should still read feature report 0x20 first, to choose the vibration mode.)
     public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
 
+    /// The Bluetooth report's tag carries the counter; the USB report has none.
+    public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { transport == .bluetooth }
+
     /// The rumble report in `VibrationMode.compatible`, which every firmware understands. Backends that
     /// read the firmware info should call `rumbleReport(state:transport:sequence:mode:)` instead.
     public static func rumbleReport(state: RumbleState, transport: HIDTransport, sequence: UInt8) -> [UInt8] {

@@ -69,6 +69,9 @@ public enum DualShock4: ControllerFamily {
     /// None: the motors answer the first output report.
     public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
 
+    /// No counter on either transport.
+    public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { false }
+
     /// Report 0x05 (USB) or 0x11 (Bluetooth) with the motor flag and both motor bytes; `sequence` is unused.
     public static func rumbleReport(state: RumbleState, transport: HIDTransport, sequence: UInt8) -> [UInt8] {
         let strong = Quantize.level(state.strong, maximum: 255)

@@ -77,6 +77,9 @@ public enum XboxOneBluetooth: ControllerFamily {
     /// None.
     public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
 
+    /// No counter.
+    public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { false }
+
     /// Report 0x03 with all four motors enabled for `rumbleDuration`; the same on every transport, and
     /// `sequence` is unused.
     public static func rumbleReport(state: RumbleState, transport: HIDTransport, sequence: UInt8) -> [UInt8] {

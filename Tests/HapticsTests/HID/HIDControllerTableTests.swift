@@ -71,4 +71,25 @@ struct HIDControllerTableTests {
             }
         }
     }
+
+    /// The HID backend reuses a report's bytes across counter values only where the family says
+    /// the report holds no counter; a family that said so wrongly would have its counter frozen.
+    @Test("a family whose report carries no counter encodes a state alike for every counter; one that carries it does not")
+    func counterInReports() {
+        let states = [RumbleState.off, RumbleState(strong: 1, weak: 0), RumbleState(strong: 0.6, weak: 0.4, leftTrigger: 0.2, rightTrigger: 0.8)]
+        var carried: [String] = []
+        for family in ControllerTable.families {
+            let transports = family.models.reduce(into: Set<HIDTransport>()) { $0.formUnion($1.transports) }
+            for transport in transports.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let variants = Set(states.flatMap { state in (0...255).map { family.rumbleReport(state: state, transport: transport, sequence: UInt8($0)) } })
+                if family.reportCarriesSequence(on: transport) {
+                    carried.append("\(family.name) \(transport)")
+                    #expect(variants.count > states.count, "\(family.name) over \(transport) says its report carries the counter, but ignores it")
+                } else {
+                    #expect(variants.count == states.count, "\(family.name) over \(transport) says its report carries no counter, but varies with it")
+                }
+            }
+        }
+        #expect(carried.sorted() == ["DualSense bluetooth", "Switch Pro Controller bluetooth", "Switch Pro Controller usb"], "\(carried)")
+    }
 }
