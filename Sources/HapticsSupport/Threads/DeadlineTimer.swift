@@ -22,13 +22,11 @@ import Glibc
 /// Without a timerfd (`timerfd_create` failed: no descriptor left) it falls back to a condition
 /// variable with the same behaviour, except that arming wakes the sleeper for a moment (to wait
 /// again for the new deadline): correct, only less frugal.
-public final class DeadlineTimer: @unchecked Sendable {
-    // `descriptor` is immutable and owned (closed once, in deinit). The fallback's deadline is read
-    // and written only under `mutex`.
+public final class DeadlineTimer: Sendable {
+    // `descriptor` is immutable and owned (closed once, in deinit).
     private let descriptor: Int32
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var fallbackDeadline: UInt64 = .max
+    /// Without a timerfd: the armed deadline (`.max`: disarmed), waited on with a condition variable.
+    private let fallback: Guarded<UInt64>?
 
     /// A disarmed timer.
     ///
@@ -36,22 +34,11 @@ public final class DeadlineTimer: @unchecked Sendable {
     ///   process without a free descriptor gets (for tests of it, and for comparison).
     public init(timerfd: Bool = true) {
         descriptor = timerfd ? haptics_timerfd_create() : -1
-        mutex = .allocate(capacity: 1)
-        condition = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        fallback = descriptor >= 0 ? nil : Guarded(.max)
     }
 
     deinit {
         if descriptor >= 0 { Glibc.close(descriptor) }
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     /// Whether the timer is a timerfd (false: the condition-variable fallback).
@@ -60,34 +47,26 @@ public final class DeadlineTimer: @unchecked Sendable {
     /// Arms the timer for `deadline`, in `CLOCK_MONOTONIC` nanoseconds, replacing the armed one:
     /// `.max` disarms it, a time already past (0 included) makes ``wait()`` return at once.
     public func arm(at deadline: UInt64) {
-        guard descriptor >= 0 else {
-            pthread_mutex_lock(mutex)
-            fallbackDeadline = deadline
-            pthread_mutex_unlock(mutex)
-            pthread_cond_broadcast(condition)
-            return
+        if let fallback {
+            fallback.locked { $0 = deadline }
+            fallback.broadcast()
+        } else {
+            // Fails only for invalid arguments, which these are not.
+            _ = haptics_timerfd_arm(descriptor, deadline)
         }
-        // Fails only for invalid arguments, which these are not.
-        _ = haptics_timerfd_arm(descriptor, deadline)
     }
 
     /// Sleeps until the armed deadline has come; returns at once if it came since it was armed.
     /// A disarmed timer sleeps until it is armed and that deadline comes.
     public func wait() {
-        guard descriptor >= 0 else {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+        if let fallback {
             // Re-armed meanwhile, it waits for the new deadline, as a timerfd would.
-            while fallbackDeadline > Monotonic.now() {
-                if fallbackDeadline == .max {
-                    pthread_cond_wait(condition, mutex)
-                } else {
-                    var time = timespec(tv_sec: Int(fallbackDeadline / 1_000_000_000), tv_nsec: Int(fallbackDeadline % 1_000_000_000))
-                    pthread_cond_timedwait(condition, mutex, &time)
-                }
+            fallback.wait { deadline -> Guarded<UInt64>.Decision<Void> in
+                if deadline <= Monotonic.now() { return .done(()) }
+                return deadline == .max ? .sleep : .sleepUntil(deadline)
             }
-            return
+        } else {
+            _ = haptics_timerfd_wait(descriptor)
         }
-        _ = haptics_timerfd_wait(descriptor)
     }
 }
