@@ -33,9 +33,10 @@ import Glibc
 /// and refresh) and is the only thread that closes the handle. It sleeps on a ``DeadlineTimer``
 /// armed for its next step; a thread that gives it an earlier one (a state to write now, the end
 /// of the spacing, the refresh after a write made on the caller) re-arms the timer rather than
-/// waking it, so the writer runs only when there is something to do. One write at a time is in flight
-/// (``WriterState/writing``): whichever thread claims it under the lock takes the next sequence
-/// number (Switch packet number, DualSense Bluetooth tag), so reports leave in counter order.
+/// waking it, so the writer runs only when there is something to do. One write at a time is in
+/// flight (``WriterState/writing``): whichever thread claims it under the lock takes the next
+/// sequence number (Switch packet number, DualSense Bluetooth tag), so reports leave in counter
+/// order.
 ///
 /// ## Power
 ///
