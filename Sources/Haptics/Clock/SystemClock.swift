@@ -5,7 +5,7 @@ import Synchronization
 /// The monotonic clock with its own scheduler thread.
 ///
 /// The thread starts with the first ``schedule(at:_:)`` and sleeps to absolute `CLOCK_MONOTONIC`
-/// deadlines (a `timerfd`, see ``DeadlineTimer``), so a deadline is not pushed back by the time
+/// deadlines (a `timerfd`, see `DeadlineTimer` in HapticsSupport), so a deadline is not pushed back by the time
 /// spent running earlier actions, and an earlier deadline is armed without waking the thread
 /// before it. With nothing scheduled the timer is disarmed: an idle clock causes zero wake-ups
 /// (``wakeUps`` counts them).
@@ -51,7 +51,7 @@ public final class SystemClock: HapticClock {
 
 /// The state shared by a ``SystemClock`` and its thread; it outlives the clock until the thread ends.
 ///
-/// The thread sleeps on a ``DeadlineTimer`` armed for the earliest deadline. A `schedule` whose
+/// The thread sleeps on a `DeadlineTimer` armed for the earliest deadline. A `schedule` whose
 /// deadline comes before the armed one re-arms the timer and leaves the thread asleep: an engine's
 /// start arms its pass for the tap's end without waking the thread at once, which on a small
 /// machine would take a CPU from the very write the start just made.
