@@ -59,6 +59,51 @@ public final class EventLoop {
         callbacks.append(callback)
     }
 
+    /// A one-shot timer on the loop's thread: its handler runs once at its deadline unless it was
+    /// cancelled first. The timer is the one owner of its `sd_event` source; dropping it cancels it.
+    public final class Timer {
+        fileprivate var source: OpaquePointer?
+        fileprivate let body: () -> Void
+
+        fileprivate init(_ body: @escaping () -> Void) { self.body = body }
+
+        deinit { cancel() }
+
+        /// Whether it neither fired nor was cancelled.
+        public var isPending: Bool { source != nil }
+
+        /// Stops it from firing (nothing happens if it fired already).
+        public func cancel() {
+            guard let source else { return }
+            self.source = nil
+            sd_event_source_disable_unref(source)
+        }
+
+        fileprivate func fire() {
+            cancel()
+            body()
+        }
+    }
+
+    /// Runs `handler` once on the loop's thread `seconds` from now (`CLOCK_MONOTONIC`, within 1 ms).
+    /// Keep the returned timer: dropping it cancels it.
+    public func timer(after seconds: Double, _ handler: @escaping () -> Void) throws(BusError) -> Timer {
+        let timer = Timer(handler)
+        var now: UInt64 = 0
+        _ = sd_event_now(pointer, CLOCK_MONOTONIC, &now)
+        let delay = UInt64((seconds.isFinite ? min(max(seconds, 0), 1e9) : 0) * 1_000_000)
+        var source: OpaquePointer?
+        let rc = sd_event_add_time(pointer, &source, CLOCK_MONOTONIC, now &+ delay, 1000, { _, _, userdata in
+            // A strong reference for the handler's duration: it may drop the owner's.
+            let timer = Unmanaged<EventLoop.Timer>.fromOpaque(userdata!).takeUnretainedValue()
+            timer.fire()
+            return 0
+        }, Unmanaged.passUnretained(timer).toOpaque())
+        guard rc >= 0, let source else { throw .system("sd_event_add_time", code: rc) }
+        timer.source = source
+        return timer
+    }
+
     /// Dispatches `connection`'s messages from this loop.
     public func attach(_ connection: BusConnection) throws(BusError) {
         let rc = sd_bus_attach_event(connection.pointer, pointer, 0)

@@ -135,6 +135,18 @@ public final class HapticsDaemon: @unchecked Sendable {
             if case .deviceLost = reason { devices.refresh() }
         }
         try registerInterfaces()
+        do {
+            // sd-bus reports a lost connection as this local signal: the bus is gone (a session that
+            // ended, a test's private bus, dbus-daemon restarted), and with it every client.
+            try bus.addMatch(
+                "type='signal',path='/org/freedesktop/DBus/Local',interface='org.freedesktop.DBus.Local',member='Disconnected'",
+                callback: { _, userdata, _ in
+                    Unmanaged<HapticsDaemon>.fromOpaque(userdata!).takeUnretainedValue().busLost()
+                    return 0
+                }, userdata: Unmanaged.passUnretained(self).toOpaque())
+        } catch {
+            throw DaemonStartError("cannot watch the bus connection: \(error)")
+        }
         devices.start()
         do {
             try bus.requestName(HAPTICSD_BUS_NAME)
@@ -211,14 +223,29 @@ public final class HapticsDaemon: @unchecked Sendable {
     /// SIGTERM or SIGINT: every player stopped, every actuator stopped and closed, then exit.
     func shutDown(signal: Int32) {
         guard !stopping else { return }
-        stopping = true
         logger.info("signal \(signal): stopping every actuator")
+        stop(exitCode: 0)
+    }
+
+    /// Ends every event and player, stops and closes every actuator, and ends the loop with `exitCode`.
+    private func stop(exitCode: Int32) {
+        stopping = true
         _ = sd_notify(0, "STOPPING=1")
+        for event in feedback.events.values.sorted(by: { $0.id < $1.id }) { endFeedbackEvent(event, reason: "daemon-stopping") }
         let ended = players.endAll(reason: "daemon-stopping")
         devices.shutDown()
         for record in ended { playerEnded(record, reason: "daemon-stopping") }
         bus.flush()
-        loop.exit(code: 0)
+        loop.exit(code: exitCode)
+    }
+
+    /// The bus connection was lost: nobody can reach the service any more, so it stops every actuator
+    /// and exits with status 1, as a bus-activated service does (feedbackd exits with its bus); under
+    /// systemd, `Restart=on-failure` starts it again on the bus that comes back.
+    func busLost() {
+        guard !stopping else { return }
+        logger.notice("lost the connection to \(options.bus): stopping every actuator and exiting")
+        stop(exitCode: 1)
     }
 
     /// SIGHUP: reads the settings files and the theme again.
@@ -254,7 +281,13 @@ public final class HapticsDaemon: @unchecked Sendable {
             return true
         }
         if !owned.isEmpty { logger.info("client \(name) left: stopping its \(owned.count) player(s)") }
-        for record in owned { players.stop(record, reason: "client-vanished") }
+        for event in feedback.events(from: name) { endFeedbackEvent(event, reason: "client-vanished") }
+        for record in owned {
+            // Gone with its owner: a player made with CreatePlayer is released too, so nothing of a
+            // departed client stays in the registry.
+            record.released = true
+            players.stop(record, reason: "client-vanished")
+        }
         limiter.forget(name)
         let apps = clientApps.removeValue(forKey: name) ?? []
         for app in apps where !clientApps.values.contains(where: { $0.contains(app) }) {
@@ -288,11 +321,15 @@ public final class HapticsDaemon: @unchecked Sendable {
     func playerEnded(_ record: PlayerRecord, reason: String) {
         statistics.ended[reason, default: 0] += 1
         if case .feedbackEvent(let id) = record.origin {
-            if let event = feedback.removeEvent(id) { emitFeedbackEnded(event.id, FeedbackManager.EndReason(playerReason: reason)) }
+            if let event = feedback.events[id], event.playerID == record.id {
+                event.playerID = nil
+                feedbackPartEnded(event, reason: reason)
+            }
             return
         }
-        if case .vibrate = record.origin, feedback.vibrations[record.appID] == record.id {
-            feedback.vibrations[record.appID] = nil
+        if case .vibrate = record.origin, feedback.vibrations[record.owner]?[record.appID] == record.id {
+            feedback.vibrations[record.owner]?[record.appID] = nil
+            if feedback.vibrations[record.owner]?.isEmpty == true { feedback.vibrations[record.owner] = nil }
         }
         emitEnded(record, reason: reason)
     }

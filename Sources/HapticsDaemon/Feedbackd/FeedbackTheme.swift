@@ -94,8 +94,54 @@ public struct FeedbackTheme: Sendable, Hashable {
         return nil
     }
 
+    /// What hapticsd runs for `event` at the effective profile `profile`, as feedbackd collects an
+    /// event's feedbacks (one per section, from the silent section up to `profile`) and keeps those
+    /// its devices can render (`fbd_feedback_is_available`): the first haptic feedback, every
+    /// `Dummy` (a silent feedback of its `duration`), and the loudest section any of them comes from.
+    /// `Sound` and `Led` feedbacks are left out, as feedbackd leaves them out on a machine without a
+    /// sound device or LED: hapticsd renders neither. Nil when nothing is left (FeedbackEnded says
+    /// "not found").
+    public func eventFeedbacks(for event: String, at profile: FeedbackProfile) -> EventFeedbacks? {
+        var result = EventFeedbacks()
+        for section in FeedbackProfile.allCases where section <= profile {
+            guard let feedback = profiles[section]?[event] else { continue }
+            if feedback.isHaptic, result.haptic == nil {
+                result.haptic = feedback
+            } else if case .dummy(let duration) = feedback {
+                result.silentMs.append(duration)
+            } else {
+                continue
+            }
+            result.section = max(result.section, section)
+        }
+        return result.haptic == nil && result.silentMs.isEmpty ? nil : result
+    }
+
     /// Every event name the theme mentions, sorted.
     public var eventNames: [String] {
         Set(profiles.values.flatMap(\.keys)).sorted()
+    }
+}
+
+/// The feedbacks hapticsd runs for one event (``FeedbackTheme/eventFeedbacks(for:at:)``).
+public struct EventFeedbacks: Sendable, Hashable {
+    /// The haptic feedback, if the event has one at this profile.
+    public var haptic: ThemeFeedback?
+    /// The durations of its silent `Dummy` feedbacks, in milliseconds.
+    public var silentMs: [Int] = []
+    /// The loudest section a feedback came from (a profile change below it ends the event).
+    public var section = FeedbackProfile.silent
+
+    /// No feedbacks yet.
+    public init() {}
+
+    /// How long, in seconds, feedbackd keeps a feedback of run length `run` going for an event with
+    /// `timeout` (`fbd-event.c`): once (-1); until ended (0: nil); else it runs again after each run
+    /// until the timeout has passed, so the last run ends at the first multiple of `run` at or after
+    /// the timeout. A run of no length never repeats (feedbackd would re-run it without end).
+    public static func lifetime(run: Double, timeout: Int32) -> Double? {
+        guard run > 0, timeout >= 0 else { return max(run, 0) }
+        guard timeout > 0 else { return nil }
+        return (Double(timeout) / run).rounded(.up) * run
     }
 }

@@ -14,7 +14,8 @@ import HapticsSupport
 /// | `VibraPattern` | `magnitudes` [0…1], `durations` [ms] | steps of those levels; magnitude 0 is a pause |
 /// | `Effect` | `effect` (a vocabulary name), `intensity` 0…1 (1) | that effect |
 /// | `Pattern` | `ahap` (an AHAP document as a JSON object) | that pattern |
-/// | `Sound`, `Led`, `Dummy` | (feedbackd's) | nothing: hapticsd drives haptics only |
+/// | `Dummy` | `duration` ms (0) | nothing, for that long: the event lasts it (feedbackd's silent, timed feedback) |
+/// | `Sound`, `Led` | (feedbackd's) | nothing: hapticsd has no speaker or LED, so, as feedbackd without those devices, it leaves them out |
 ///
 /// feedbackd drives a motor's strong side at `magnitude` (`FF_RUMBLE`) or a 10 ms sine
 /// (`FF_PERIODIC`): rumbles play at sharpness ``rumbleSharpness`` (low and round: the strong motor
@@ -26,7 +27,9 @@ public enum ThemeFeedback: Sendable, Hashable {
     case vibraPattern(magnitudes: [Double], durationsMs: [Int])
     case effect(name: String, intensity: Double)
     case pattern(HapticPattern)
-    /// A feedback hapticsd does not play (`Sound`, `Led`, `Dummy`), kept so a theme reads as written.
+    /// feedbackd's `Dummy`: nothing plays, for `durationMs` (`fbd-feedback-dummy.c`).
+    case dummy(durationMs: Int)
+    /// A feedback hapticsd does not play (`Sound`, `Led`, unknown types), kept so a theme reads as written.
     case other(type: String)
 
     /// The sharpness feedbackd's rumbles play at.
@@ -38,8 +41,10 @@ public enum ThemeFeedback: Sendable, Hashable {
 
     /// Whether it makes the haptic motor move.
     public var isHaptic: Bool {
-        if case .other = self { return false }
-        return true
+        switch self {
+        case .other, .dummy: false
+        default: true
+        }
     }
 
     /// The feedbackd type name.
@@ -50,6 +55,7 @@ public enum ThemeFeedback: Sendable, Hashable {
         case .vibraPattern: "VibraPattern"
         case .effect: "Effect"
         case .pattern: "Pattern"
+        case .dummy: "Dummy"
         case .other(let type): type
         }
     }
@@ -70,6 +76,7 @@ public enum ThemeFeedback: Sendable, Hashable {
         case .vibraPattern(_, let durations): return Double(durations.reduce(0, +)) / 1000
         case .effect(let name, _): return (FeedbackEffect.named(name)?.pattern.duration ?? 0) + Self.tapAllowance
         case .pattern(let pattern): return pattern.duration + Self.tapAllowance
+        case .dummy(let duration): return Double(duration) / 1000
         case .other: return 0
         }
     }
@@ -122,7 +129,7 @@ public enum ThemeFeedback: Sendable, Hashable {
             return FeedbackEffect.named(name)?.scaled(by: intensity).pattern
         case .pattern(let pattern):
             return pattern
-        case .other:
+        case .dummy, .other:
             return nil
         }
         // Every value above is finite and in range (checked when the theme was read).
@@ -179,10 +186,12 @@ public enum ThemeFeedback: Sendable, Hashable {
             } catch {
                 throw cursor.error("not a usable AHAP pattern: \(error)")
             }
-        case "Sound", "Led", "Dummy":
+        case "Dummy":
+            return .dummy(durationMs: try milliseconds("duration", default: 0))
+        case "Sound", "Led":
             return .other(type: type)
         default:
-            warnings.append("\(object.path): feedback type '\(rawType)' is unknown; it is ignored (types: VibraRumble, VibraPeriodic, VibraPattern, Effect, Pattern, Sound, Led)")
+            warnings.append("\(object.path): feedback type '\(rawType)' is unknown; it is ignored (types: VibraRumble, VibraPeriodic, VibraPattern, Effect, Pattern, Dummy, Sound, Led)")
             return .other(type: rawType)
         }
     }

@@ -97,6 +97,20 @@ final class DaemonRig {
         return ending
     }
 
+    /// Kills the private bus's dbus-daemon (SIGKILL: the bus goes away under every client).
+    func killBus() throws {
+        bus.send(SIGKILL)
+        _ = try bus.wait(timeout: 10)
+    }
+
+    /// Waits for hapticsd to end by itself (at most `timeout` seconds).
+    func waitForDaemonExit(timeout: Double = 30) throws -> ChildProcess.Ending {
+        guard let daemon else { throw RigFailure("hapticsd is not running") }
+        let ending = try daemon.wait(timeout: timeout)
+        self.daemon = nil
+        return ending
+    }
+
     /// hapticsd's log so far.
     var daemonLog: String { (try? String(contentsOfFile: directory + "/hapticsd.log", encoding: .utf8)) ?? "" }
 
