@@ -248,6 +248,13 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether the bus can start a service for `name` (it has an activation file for it).
+    public func isActivatable(_ name: String) throws(BusError) -> Bool {
+        let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListActivatableNames")
+        let reader = reply.reader
+        return try reader.array("s") { () throws(BusError) in try reader.string() }.contains(name)
+    }
+
     /// The process id of the connection `name` (a unique or well-known name).
     public func processID(of name: String) throws(BusError) -> UInt32 {
         let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID") {

@@ -11,8 +11,8 @@ public struct DaemonOptions: Sendable {
     public var searchPath: PluginSearchPath = .standard()
     /// Backend settings (`recording.devices`, `gpio.boards`, …); `HAPTICS_KEY_NAME` variables fill in the rest.
     public var settings: [String: String] = [:]
-    /// Whether to serve feedbackd's `org.sigxcpu.Feedback` too.
-    public var servesFeedbackd = true
+    /// Whether to serve feedbackd's `org.sigxcpu.Feedback` too (`--feedbackd`).
+    public var feedbackd: FeedbackdMode = .auto
     /// A theme file to use instead of the named theme (`--theme`, `$FEEDBACK_THEME`).
     public var themeFile: String?
     /// The theme to look up (`--theme-name`).
@@ -44,4 +44,16 @@ public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// Who serves feedbackd's `org.sigxcpu.Feedback` (`hapticsd --feedbackd`).
+public enum FeedbackdMode: String, Sendable, CaseIterable {
+    /// hapticsd serves it unless the bus can start another service for it (feedbackd installed:
+    /// its D-Bus activation file), so where feedbackd is installed it keeps its name, its LEDs and
+    /// sounds, whichever of the two starts first.
+    case auto
+    /// hapticsd serves it whenever nobody owns it (a distribution that makes hapticsd its feedbackd).
+    case always
+    /// hapticsd leaves it alone.
+    case never
 }

@@ -41,6 +41,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     let started = HapticInstant.monotonicNow()
     private let mainThread = pthread_self()
     var servesFeedbackd = false
+    /// Whether hapticsd asks for `org.sigxcpu.Feedback` (``FeedbackdMode``, decided at start).
+    private var wantsFeedbackd = false
     private(set) var stopping = false
 
     /// The signals the event loop handles (stop, stop, reload). Blocked first thing in `main`, before
@@ -134,6 +136,7 @@ public final class HapticsDaemon: @unchecked Sendable {
             // A device found gone by a failed write (no backend event): drop it now, DeviceRemoved included.
             if case .deviceLost = reason { devices.refresh() }
         }
+        wantsFeedbackd = decideFeedbackd()
         try registerInterfaces()
         do {
             // sd-bus reports a lost connection as this local signal: the bus is gone (a session that
@@ -154,7 +157,7 @@ public final class HapticsDaemon: @unchecked Sendable {
             let hint = error.errno == EEXIST ? " (is hapticsd already running?)" : ""
             throw DaemonStartError("cannot own \(HAPTICSD_BUS_NAME): \(error.message)\(hint)")
         }
-        if options.servesFeedbackd {
+        if wantsFeedbackd {
             do {
                 try bus.requestName(HAPTICSD_FEEDBACK_BUS_NAME)
                 servesFeedbackd = true
@@ -176,6 +179,25 @@ public final class HapticsDaemon: @unchecked Sendable {
             return try loop.run()
         } catch {
             throw DaemonStartError("the event loop failed: \(error)")
+        }
+    }
+
+    /// Whether to ask for `org.sigxcpu.Feedback`: `--feedbackd always` or `never` say; `auto` leaves
+    /// it to feedbackd when the bus has an activation file for the name (feedbackd is installed).
+    private func decideFeedbackd() -> Bool {
+        switch options.feedbackd {
+        case .never: return false
+        case .always: return true
+        case .auto:
+            do {
+                guard try bus.isActivatable(HAPTICSD_FEEDBACK_BUS_NAME) else { return true }
+                logger.notice(
+                    "not serving feedbackd's interface: the bus starts another service for \(HAPTICSD_FEEDBACK_BUS_NAME) (feedbackd is installed); hapticsd --feedbackd always serves it regardless")
+                return false
+            } catch {
+                logger.warning("cannot list the bus's activatable names (\(error.message)); serving feedbackd's interface if it is free")
+                return true
+            }
         }
     }
 
@@ -203,7 +225,7 @@ public final class HapticsDaemon: @unchecked Sendable {
                     nodes?.pointee = list
                     return 0
                 }, userdata: userdata)
-            if options.servesFeedbackd {
+            if wantsFeedbackd {
                 try bus.addObject(
                     path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_INTERFACE, vtable: hapticsd_feedback_vtable(), userdata: userdata)
                 try bus.addObject(

@@ -44,7 +44,13 @@ struct HapticsdCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: ArgumentHelp("A backend setting, e.g. recording.devices=lra (repeatable).", valueName: "key=value"))
     var settings: [String] = []
 
-    @Flag(name: .customLong("no-feedbackd"), help: "Do not serve feedbackd's org.sigxcpu.Feedback (leave it to feedbackd).")
+    @Option(
+        help: ArgumentHelp(
+            "Who serves feedbackd's org.sigxcpu.Feedback: auto (hapticsd, unless the bus can start feedbackd for it), always (hapticsd, whenever the name is free), never.",
+            valueName: "auto|always|never"))
+    var feedbackd: FeedbackdMode = .auto
+
+    @Flag(name: .customLong("no-feedbackd"), help: "The same as --feedbackd never.")
     var noFeedbackd = false
 
     @Option(help: ArgumentHelp("A feedback theme file (feedbackd's JSON format); default $FEEDBACK_THEME, else the theme named by --theme-name.", valueName: "file"))
@@ -100,7 +106,7 @@ struct HapticsdCommand: ParsableCommand {
             let equals = setting.firstIndex(of: "=")!
             options.settings[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
         }
-        options.servesFeedbackd = !noFeedbackd
+        options.feedbackd = noFeedbackd ? .never : feedbackd
         options.themeFile = theme ?? getenv("FEEDBACK_THEME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         options.themeName = themeName
         options.themeDirectories = themeDirectories
@@ -135,3 +141,5 @@ enum FileHandleOutput {
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
 }
+
+extension FeedbackdMode: ExpressibleByArgument {}

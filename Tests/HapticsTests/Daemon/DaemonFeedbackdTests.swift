@@ -189,6 +189,25 @@ struct DaemonFeedbackdTests {
         #expect(try rig.property("Version") as? String == "1.0")
     }
 
+    @Test("--feedbackd auto leaves org.sigxcpu.Feedback to the service the bus can start for it (feedbackd installed); always takes it; never leaves it")
+    func whoServesFeedbackd() throws {
+        let services = TestSupport.makeTemporaryDirectory("feedbackd-activation")
+        defer { try? FileManager.default.removeItem(atPath: services) }
+        try "[D-BUS Service]\nName=org.sigxcpu.Feedback\nExec=/bin/false\n".write(toFile: services + "/org.sigxcpu.Feedback.service", atomically: true, encoding: .utf8)
+        func owner(_ rig: DaemonRig) throws -> String {
+            try rig.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.sigxcpu.Feedback"]).output
+        }
+        let auto = try DaemonRig(serviceDirectories: [services])
+        #expect(try owner(auto).contains("false"), "\(auto.daemonLog)")
+        #expect(auto.daemonLog.contains("the bus starts another service for org.sigxcpu.Feedback"), "\(auto.daemonLog)")
+        let always = try DaemonRig(arguments: ["--feedbackd", "always"], serviceDirectories: [services])
+        #expect(try owner(always).contains("true"), "\(always.daemonLog)")
+        let unopposed = try DaemonRig()
+        #expect(try owner(unopposed).contains("true"), "auto serves it where nothing else can: \(unopposed.daemonLog)")
+        let never = try DaemonRig(arguments: ["--feedbackd", "never"])
+        #expect(try owner(never).contains("false"), "\(never.daemonLog)")
+    }
+
     @Test("bad input to TriggerFeedback: an app id or event name that is not a name, a hint of the wrong type, each InvalidArgs as feedbackd names it; an unknown event is not an error (FeedbackEnded says so)")
     func triggerBadInput() throws {
         let rig = try DaemonRig()

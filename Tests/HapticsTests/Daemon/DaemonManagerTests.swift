@@ -11,18 +11,18 @@ import Glibc
 /// the recording backend checked frame by frame against the in-process renderer.
 @Suite("hapticsd: the manager interface through busctl and gdbus")
 struct DaemonManagerTests {
-    @Test("the served interfaces are the ones dist/dbus-1/interfaces documents, member by member")
+    @Test("the served interfaces are the ones dist/dbus-1/interfaces and (feedbackd's) dist/hapticsd/interfaces document, member by member")
     func introspection() throws {
         let rig = try DaemonRig()
         for (path, interfaces, file) in [
-            ("/org/swifthaptics/Haptics1", ["org.swifthaptics.Haptics1"], "org.swifthaptics.Haptics1.xml"),
-            ("/org/swifthaptics/Haptics1/player/1", ["org.swifthaptics.Haptics1.Player"], "org.swifthaptics.Haptics1.xml"),
-            ("/org/sigxcpu/Feedback", ["org.sigxcpu.Feedback", "org.sigxcpu.Feedback.Haptic"], "org.sigxcpu.Feedback.xml"),
+            ("/org/swifthaptics/Haptics1", ["org.swifthaptics.Haptics1"], "dbus-1/interfaces/org.swifthaptics.Haptics1.xml"),
+            ("/org/swifthaptics/Haptics1/player/1", ["org.swifthaptics.Haptics1.Player"], "dbus-1/interfaces/org.swifthaptics.Haptics1.xml"),
+            ("/org/sigxcpu/Feedback", ["org.sigxcpu.Feedback", "org.sigxcpu.Feedback.Haptic"], "hapticsd/interfaces/org.sigxcpu.Feedback.xml"),
         ] {
             let destination = path.hasPrefix("/org/sigxcpu") ? "org.sigxcpu.Feedback" : "org.swifthaptics.Haptics1"
             let (status, live) = try rig.run(["/usr/bin/gdbus", "introspect", "--session", "--dest", destination, "--object-path", path, "--xml"])
             #expect(status == 0, "\(live)")
-            let documented = try String(contentsOfFile: TestSupport.packageRoot + "/dist/dbus-1/interfaces/" + file, encoding: .utf8)
+            let documented = try String(contentsOfFile: TestSupport.packageRoot + "/dist/" + file, encoding: .utf8)
             for interface in interfaces {
                 let served = InterfaceShape(xml: live, interface: interface)
                 let written = InterfaceShape(xml: documented, interface: interface)

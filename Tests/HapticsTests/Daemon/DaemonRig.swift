@@ -25,7 +25,8 @@ final class DaemonRig {
     private var notify: Int32 = -1
 
     /// Starts the bus and, unless `startDaemon` is false, hapticsd simulating `devices` with `arguments`.
-    init(devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true) throws {
+    /// `serviceDirectories` are D-Bus activation directories the bus reads (none by default).
+    init(devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = []) throws {
         directory = TestSupport.makeTemporaryDirectory("hapticsd")
         address = "unix:path=\(directory)/bus"
         recordingPath = directory + "/recording.jsonl"
@@ -38,7 +39,7 @@ final class DaemonRig {
             <busconfig>
               <type>session</type>
               <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
+              <auth>EXTERNAL</auth>\(serviceDirectories.map { "\n  <servicedir>\($0)</servicedir>" }.joined())
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
