@@ -213,6 +213,9 @@ extension HapticsDaemon {
         let rawIntensity = try arguments.double()
         let options = try arguments.dictionary()
         let intensity = try Validation.number(rawIntensity, "intensity", in: 0...1)
+        // Admission before work: the app id, the device, the caller's rate and players are checked
+        // before the document is parsed, so a refused call costs the service next to nothing.
+        let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         let pattern = try Self.pattern(fromAHAP: text)
         var loop = false, loopEnd = 0.0, at = 0.0
         for (key, raw) in options {
@@ -235,7 +238,6 @@ extension HapticsDaemon {
                 throw DaemonError.invalidArgument("options", "unknown option '\(key)'; options: loop (b), loop-end (d), at-usec (t)")
             }
         }
-        let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(
             id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: intensity)
@@ -258,8 +260,8 @@ extension HapticsDaemon {
     private func createPlayer(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
-        let pattern = try Self.pattern(fromAHAP: text)
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
+        let pattern = try Self.pattern(fromAHAP: text)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))

@@ -139,6 +139,34 @@ struct DaemonPlayerTests {
         #expect(client.waitForSignal("Ended") { $0.first?.stringValue == looping }?.last == .string("stopped"))
     }
 
+    @Test("admission before work: PlayPattern and CreatePlayer check the app id and the caller's rate before they parse the document")
+    func admissionBeforeParsing() throws {
+        let rig = try DaemonRig(arguments: ["--max-calls-per-second", "5"])
+        let client = try TestBusClient(address: rig.address)
+        let broken = String(repeating: "{", count: 100_000)
+        for call in ["PlayPattern", "CreatePlayer"] {
+            let arguments: [BusValue] = call == "PlayPattern"
+                ? [.string("not an app id"), .string(""), .string(broken), .double(1), .dictionary([])]
+                : [.string("not an app id"), .string(""), .string(broken)]
+            do throws(BusError) {
+                try client.call(call, arguments)
+                Issue.record("\(call) was accepted")
+            } catch {
+                #expect(error.name == "org.swifthaptics.Haptics1.Error.InvalidAppId", "\(call): \(error)")
+            }
+        }
+        // Broken documents count against the caller's rate like any call: the limiter refuses them.
+        var names: [String] = []
+        for _ in 0..<12 {
+            do throws(BusError) {
+                try client.call("CreatePlayer", [Self.app, .string(""), .string(broken)])
+            } catch {
+                names.append(error.name)
+            }
+        }
+        #expect(names.contains("org.swifthaptics.Haptics1.Error.Throttled"), "\(names)")
+    }
+
     @Test("players belong to their connection: NotOwner for another client, UnknownPlayer once released or never made")
     func ownership() throws {
         let rig = try DaemonRig()
