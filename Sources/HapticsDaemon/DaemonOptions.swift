@@ -27,6 +27,9 @@ public struct DaemonOptions: Sendable {
     public var maxCallsPerSecond = 1000
     /// Players one client may hold at once.
     public var maxPlayersPerClient = 256
+    /// Pattern elements (events, parameter changes, curve control points) one client's players may
+    /// hold together: what bounds the memory a client pins (about 70 bytes an element).
+    public var maxElementsPerClient = 100_000
     /// The per-app settings file; nil: `$XDG_CONFIG_HOME/haptics/apps.json`.
     public var appsFile: String?
     /// Whether the bus thread asks for `SCHED_FIFO` (granted to root and `CAP_SYS_NICE`).

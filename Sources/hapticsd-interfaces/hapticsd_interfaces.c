@@ -25,7 +25,8 @@ static const sd_bus_vtable manager_vtable[] = {
     SD_BUS_WRITABLE_PROPERTY("MinimumIntervals", "a{sd}", hapticsd_get_property, hapticsd_set_property, 0, EMITS | UNPRIVILEGED),
     SD_BUS_WRITABLE_PROPERTY("DefaultDevice", "s", hapticsd_get_property, hapticsd_set_property, 0, EMITS | UNPRIVILEGED),
     SD_BUS_PROPERTY("Devices", "as", hapticsd_get_property, 0, EMITS),
-    SD_BUS_PROPERTY("AppPolicies", "a{sa{sv}}", hapticsd_get_property, 0, EMITS),
+    /* Announced as invalidated, not re-sent whole on every change (up to 1,024 apps' settings). */
+    SD_BUS_PROPERTY("AppPolicies", "a{sa{sv}}", hapticsd_get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 
     SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sa{sv})", devices),
                             hapticsd_manager_call, UNPRIVILEGED),

@@ -77,6 +77,8 @@ public final class HapticEngine: Sendable {
         }
         /// The longest tap of a live device, in seconds: a pattern has ended once its last tap has on every device.
         var longestTap = 0.0
+        /// When the last pass ran (see ``HapticEngine/minimumPassInterval``).
+        var lastPass = HapticInstant(nanoseconds: 0)
         var autoShutdownEnabled = true
         var autoShutdownTimeout = 120.0
         var policy: HapticPolicy {
@@ -488,6 +490,11 @@ public final class HapticEngine: Sendable {
         deliver(notices)
     }
 
+    /// The shortest time, in nanoseconds (1 ms), between a pass that came less than this after the
+    /// one before it and the next pass players' changes ask for: at most two passes a millisecond,
+    /// what bounds the scheduler thread's share of a core whatever the patterns (Docs/Daemon.md).
+    static let minimumPassInterval: Int64 = 1_000_000
+
     /// One pass. It builds no array: the players are walked in place in their table, and each
     /// device mixes into its own scratch storage (``DeviceOutput/voices``, ``DeviceOutput/mixed``).
     private func render(_ core: inout Core, now: HapticInstant, notices: inout [Notice]) {
@@ -523,10 +530,18 @@ public final class HapticEngine: Sendable {
         for index in core.outputs.indices where !core.outputs[index].lost { core.outputs[index].clearMix() }
         let sounds = core.policy.isEnabled
         var anyPlaying = false
+        // Two passes in a row for players' changes are at most ``minimumPassInterval`` short: no
+        // pattern (a loop of a nanosecond, a rate of 100 over events a microsecond apart) can make
+        // this thread run passes back to back. One short step stays exact (a change a rounding
+        // away); frames are sent an update interval (4 ms or more) apart anyway.
+        let dense = now.nanoseconds >= core.lastPass.nanoseconds && now.nanoseconds - core.lastPass.nanoseconds < UInt64(Self.minimumPassInterval)
+        core.lastPass = now
+        let soonest = now.advanced(byNanoseconds: dense ? Self.minimumPassInterval : 0)
+        func considerChange(_ instant: HapticInstant?) { consider(instant.map { max($0, soonest) }) }
         for slot in core.players.slots.indices where core.players.slots[slot].state.status == .playing {
             let playing = Self.render(
                 &core.players.slots[slot].state, into: &core.outputs, now: now, longestTap: core.longestTap,
-                scale: sounds ? core.policy.intensityScale : nil, notices: &notices, consider: consider)
+                scale: sounds ? core.policy.intensityScale : nil, notices: &notices, consider: considerChange)
             if playing {
                 anyPlaying = true
                 core.lastActivity = now

@@ -76,6 +76,20 @@ public enum DaemonError {
             message: "client \(client) sent more than \(limit) play calls per second; calls are refused until its rate drops (hapticsd --max-calls-per-second)")
     }
 
+    /// A pattern that would take a client's players past its element budget.
+    public static func overBudget(_ client: String, holding: Int, adding: Int, limit: Int) -> BusError {
+        BusError(
+            name: prefix + "OverBudget",
+            message: "client \(client) holds \(holding) pattern elements (events, parameter changes, curve points) and this pattern adds \(adding); at most \(limit) are held per client (hapticsd --max-events-per-client): release players it no longer needs")
+    }
+
+    /// The caller sends more document bytes than it may have parsed.
+    public static func throttledBytes(_ client: String, limit: Int) -> BusError {
+        BusError(
+            name: prefix + "Throttled",
+            message: "client \(client) sent more than \(limit) bytes of patterns per second; patterns are refused until its rate drops")
+    }
+
     /// Too many players at once for one client.
     public static func tooManyPlayers(_ client: String, limit: Int) -> BusError {
         BusError(name: prefix + "TooManyPlayers", message: "client \(client) holds \(limit) players, the most allowed; release players it no longer needs")

@@ -18,7 +18,7 @@ public enum Validation {
     public static func eventName(_ value: String) throws(BusError) -> String {
         let bytes = Array(value.utf8)
         guard (1...255).contains(bytes.count),
-            bytes.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            bytes.allSatisfy(isEventByte)
         else { throw DaemonError.invalidEvent(value) }
         return value
     }
@@ -46,7 +46,13 @@ public enum Validation {
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
-    private static func isNameByte(_ byte: UInt8) -> Bool {
+    /// A byte of an event name or feedback kind: `a-z 0-9 _ - .`.
+    static func isEventByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || isDigit(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+    }
+
+    /// A byte of an app id or feedback kind: `A-Z a-z 0-9 _ - .`.
+    static func isNameByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || isDigit(byte)
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
     }

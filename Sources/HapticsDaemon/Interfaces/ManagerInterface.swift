@@ -61,6 +61,10 @@ extension HapticsDaemon {
             let app = try Validation.appID(arguments.string())
             let entries = try arguments.dictionary()
             let appPolicy = try PolicyStore.appPolicy(from: entries)
+            guard appPolicy.isDefault || policy.apps[app] != nil || policy.apps.count < PolicyStore.maximumAppPolicies else {
+                throw DaemonError.invalidArgument(
+                    "app_id", "settings are kept for \(PolicyStore.maximumAppPolicies) apps already; reset one (an empty policy) to make room")
+            }
             policy.apps[app] = appPolicy.isDefault ? nil : appPolicy
             applyAppPolicy(app)
             try reply(call)
@@ -216,7 +220,7 @@ extension HapticsDaemon {
         // Admission before work: the app id, the device, the caller's rate and players are checked
         // before the document is parsed, so a refused call costs the service next to nothing.
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
-        let pattern = try Self.pattern(fromAHAP: text)
+        let pattern = try admittedPattern(text, for: sender)
         var loop = false, loopEnd = 0.0, at = 0.0
         for (key, raw) in options {
             let value = raw.unwrapped
@@ -261,7 +265,7 @@ extension HapticsDaemon {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
-        let pattern = try Self.pattern(fromAHAP: text)
+        let pattern = try admittedPattern(text, for: sender)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
         try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
@@ -278,6 +282,19 @@ extension HapticsDaemon {
         } catch {
             throw DaemonError.invalidPattern("ahap", "\(error)")
         }
+    }
+
+    /// The pattern of `text` for `sender`, whose players may hold it: the document's bytes count
+    /// against the caller's parse budget before it is parsed, its elements against its element
+    /// budget after.
+    func admittedPattern(_ text: String, for sender: String) throws(BusError) -> HapticPattern {
+        try limiter.admitBytes(sender, text.utf8.count, at: .monotonicNow())
+        let pattern = try Self.pattern(fromAHAP: text)
+        let adding = PlayerRegistry.elements(of: pattern), holding = players.elements(ownedBy: sender)
+        guard holding + adding <= options.maxElementsPerClient else {
+            throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: options.maxElementsPerClient)
+        }
+        return pattern
     }
 
     /// `app`'s settings as they apply now.

@@ -27,6 +27,9 @@ final class PlayerRecord {
     let oneShot: Bool
     /// The pattern's length in seconds (0 while a deferred effect has not started).
     var duration: Double
+    /// The pattern's elements (events, parameter changes, curve points): what it counts against its
+    /// owner's budget.
+    var elements = 0
     /// The engine's player; nil while an effect waits for the overuse guard.
     var player: (any HapticAdvancedPatternPlayer)?
     /// The engine the player belongs to.

@@ -43,6 +43,16 @@ final class PlayerRegistry {
         return record
     }
 
+    /// A pattern's elements: events, parameter changes and curve control points.
+    static func elements(of pattern: HapticPattern) -> Int {
+        pattern.events.count + pattern.parameters.count + pattern.parameterCurves.reduce(0) { $0 + $1.controlPoints.count }
+    }
+
+    /// The elements `owner`'s players hold together.
+    func elements(ownedBy owner: String) -> Int {
+        records.values.reduce(0) { $0 + ($1.owner == owner ? $1.elements : 0) }
+    }
+
     /// How many players `owner` holds.
     func count(ownedBy owner: String) -> Int {
         records.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
@@ -74,6 +84,7 @@ final class PlayerRegistry {
         record.player = player
         record.engine = engine
         record.duration = pattern.duration
+        record.elements = Self.elements(of: pattern)
         records[record.id] = record
     }
 

@@ -8,10 +8,33 @@ import HapticsBus
 struct CallLimiter {
     /// Calls per second a connection may make (sustained, and as a burst).
     let limit: Int
+    /// Bytes of documents per second a connection may have parsed (sustained, and as a burst).
+    let byteLimit: Int
     private var buckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
+    private var byteBuckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
 
-    init(limit: Int) {
+    /// The parse budget's default: 8 MiB a second (two of the largest documents), tens of ms of
+    /// parsing in a release build.
+    static let defaultByteLimit = 8 << 20
+
+    init(limit: Int, byteLimit: Int = defaultByteLimit) {
         self.limit = limit
+        self.byteLimit = byteLimit
+    }
+
+    /// Takes `bytes` of `client`'s parse budget at `now`, or throws `Throttled`: parsing is work the
+    /// caller pays for, so a client sending the largest documents over and over is slowed down
+    /// before the service spends its time on them.
+    mutating func admitBytes(_ client: String, _ bytes: Int, at now: HapticInstant) throws(BusError) {
+        var bucket = byteBuckets[client] ?? (Double(byteLimit), now)
+        bucket.tokens = min(Double(byteLimit), bucket.tokens + now.seconds(since: bucket.updated) * Double(byteLimit))
+        bucket.updated = now
+        guard bucket.tokens >= Double(bytes) else {
+            byteBuckets[client] = bucket
+            throw DaemonError.throttledBytes(client, limit: byteLimit)
+        }
+        bucket.tokens -= Double(bytes)
+        byteBuckets[client] = bucket
     }
 
     /// Takes one token for `client` at `now`, or throws `Throttled`.
@@ -30,6 +53,7 @@ struct CallLimiter {
     /// Forgets a client that left the bus.
     mutating func forget(_ client: String) {
         buckets[client] = nil
+        byteBuckets[client] = nil
     }
 }
 

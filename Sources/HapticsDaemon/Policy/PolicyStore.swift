@@ -157,14 +157,28 @@ public struct PolicyStore: Sendable {
         return policy
     }
 
-    /// Overuse-guard intervals from an `a{sd}` (kind → seconds, each 0…10).
+    /// Most feedback kinds one set of intervals may name (the vocabulary has a dozen).
+    public static let maximumIntervalKinds = 64
+    /// Most apps the service keeps settings for (`SetAppPolicy`); resetting an app frees its place.
+    public static let maximumAppPolicies = 1024
+
+    /// Overuse-guard intervals from an `a{sd}` (kind → seconds, each 0…10): at most
+    /// ``maximumIntervalKinds`` kinds, each a name of 1…64 of `A-Z a-z 0-9 _ - .`, so stored and
+    /// announced settings stay small whatever a client sends.
     public static func intervals(from value: BusValue, field: String) throws(BusError) -> [String: Double] {
         guard case .array(let element, let entries) = value.unwrapped, element == "{sd}" else {
             throw DaemonError.invalidArgument(field, "expected a{sd} (feedback kind → seconds), found '\(value.unwrapped.signature)'")
         }
+        guard entries.count <= maximumIntervalKinds else {
+            throw DaemonError.invalidArgument(field, "\(entries.count) kinds; at most \(maximumIntervalKinds) are kept (ListEffects gives the kinds)")
+        }
         var result: [String: Double] = [:]
         for entry in entries {
             guard case .structure(let pair) = entry, pair.count == 2, let kind = pair[0].stringValue, case .double(let seconds) = pair[1] else { continue }
+            guard (1...64).contains(kind.utf8.count), kind.utf8.allSatisfy(Validation.isNameByte) else {
+                let shown = kind.count > 64 ? String(kind.prefix(64)) + "…" : kind
+                throw DaemonError.invalidArgument("\(field).\(shown)", "a feedback kind is 1…64 characters of A–Z a–z 0–9 _ - . (e.g. impact, levelChange)")
+            }
             result[kind] = try Validation.number(seconds, "\(field).\(kind)", in: 0...10)
         }
         return result

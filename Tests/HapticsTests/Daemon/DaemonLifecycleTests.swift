@@ -136,7 +136,7 @@ struct DaemonLifecycleTests {
         try FileManager.default.createDirectory(atPath: rig.directory + "/config/haptics", withIntermediateDirectories: true)
         try #"{"org.example.Game": {"intensity_scale": 0.25, "profile": "quiet"}}"#.write(toFile: rig.directory + "/config/haptics/apps.json", atomically: false, encoding: .utf8)
         rig.daemon?.send(SIGHUP)
-        #expect(observer.waitForSignal("PropertiesChanged") { $0.count == 3 && $0[1].entries["AppPolicies"] != nil } != nil)
+        #expect(observer.waitForSignal("PropertiesChanged") { $0.count == 3 && $0[2].invalidates("AppPolicies") } != nil)
         let policies = try #require(try rig.property("AppPolicies") as? [String: [String: Any]])
         #expect(((policies["org.example.Game"]?["intensity-scale"] as? [String: Any])?["data"] as? Double) == 0.25)
     }

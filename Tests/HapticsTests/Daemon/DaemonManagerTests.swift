@@ -157,7 +157,7 @@ struct DaemonManagerTests {
         let rig = try DaemonRig()
         let observer = try TestBusClient(address: rig.address)
         _ = try rig.call("SetAppPolicy", "sa{sv}", ["org.example.Quiet", "2", "intensity-scale", "d", "0.5", "profile", "s", "quiet"])
-        #expect(observer.waitForSignal("PropertiesChanged") { $0.count == 3 && $0[1].entries["AppPolicies"] != nil } != nil)
+        #expect(observer.waitForSignal("PropertiesChanged") { $0.count == 3 && $0[2].invalidates("AppPolicies") } != nil)
         let effective = try #require(try rig.call("GetAppPolicy", "s", ["org.example.Quiet"]).first as? [String: Any])
         func value(_ key: String) -> Any? { (effective[key] as? [String: Any])?["data"] }
         #expect(value("intensity-scale") as? Double == 0.5)

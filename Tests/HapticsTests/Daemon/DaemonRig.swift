@@ -112,6 +112,9 @@ final class DaemonRig {
         return ending
     }
 
+    /// hapticsd's process id, while it runs.
+    var daemonPID: pid_t? { daemon?.pid }
+
     /// hapticsd's log so far.
     var daemonLog: String { (try? String(contentsOfFile: directory + "/hapticsd.log", encoding: .utf8)) ?? "" }
 

@@ -102,6 +102,12 @@ final class TestBusClient {
 }
 
 extension BusValue {
+    /// Whether this is a PropertiesChanged's list of invalidated names (`as`) holding `name`.
+    func invalidates(_ name: String) -> Bool {
+        if case .array(_, let names) = unwrapped { return names.contains(.string(name)) }
+        return false
+    }
+
     /// The `a{sv}` entries held, else empty.
     var entries: [(key: String, value: BusValue)] {
         if case .dictionary(let entries) = unwrapped { return entries }
