@@ -90,7 +90,8 @@ extension HapticsDaemon {
         case (HAPTICSD_FEEDBACK_INTERFACE, "Profile"):
             let name = try reader.string()
             guard let profile = FeedbackProfile(name: name) else {
-                throw DaemonError.invalidArgument("Profile", "'\(name)' is not a profile; use full, quiet or silent")
+                // feedbackd's interface: its clients match on the freedesktop name.
+                throw BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "Profile: '\(name)' is not a profile; use full, quiet or silent")
             }
             guard profile != policy.profile else { return }
             logger.info("feedback profile: \(policy.profile.name) → \(profile.name)")

@@ -76,6 +76,14 @@ struct DaemonFeedbackdTests {
 
         let loud = try rig.busctl(["set-property", "org.sigxcpu.Feedback", "/org/sigxcpu/Feedback", "org.sigxcpu.Feedback", "Profile", "s", "loud"])
         #expect(loud.status != 0 && loud.output.contains("'loud' is not a profile"), "\(loud.output)")
+        do throws(BusError) {
+            try observer.call(
+                "Set", [.string("org.sigxcpu.Feedback"), .string("Profile"), .variant(.string("loud"))], path: "/org/sigxcpu/Feedback",
+                interface: "org.freedesktop.DBus.Properties", destination: "org.sigxcpu.Feedback")
+            Issue.record("Profile 'loud' was accepted")
+        } catch {
+            #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs", "feedbackd's error name: \(error)")
+        }
     }
 
     @Test("an event that rings ends when the profile drops below its theme section (feedbackd's rule), with reason 2")

@@ -15,7 +15,7 @@ import Testing
 /// property read, set and announced by PropertiesChanged. The first run fetches the sources (once,
 /// into `.feedbackd-src/`), so it needs the network; the script also runs the same cases against
 /// Debian's feedbackd (`--daemon /usr/libexec/feedbackd`), which is how the harness itself was checked.
-@Suite("hapticsd: feedbackd's own test-lfb-integration, unchanged")
+@Suite("hapticsd: feedbackd's own test-lfb-integration and Python example, unchanged")
 struct FeedbackdSuiteTests {
     static let script = TestSupport.packageRoot + "/Scripts/feedbackd-suite"
     static let cases = [
@@ -37,5 +37,19 @@ struct FeedbackdSuiteTests {
         #expect(Set(results.keys) == Set(Self.cases), "the cases run: \(results.keys.sorted())")
         let failed = Self.cases.filter { results[$0] != "pass" }
         #expect(failed.isEmpty && status == 0, "feedbackd \(version)'s cases failing against hapticsd: \(failed) (exit status \(status)):\n\(output)")
+    }
+
+    @Test("feedbackd's Python example (examples/example.py, Debian's libfeedback through gi) plays an event on hapticsd", arguments: ["0.0.3", "0.8.2"])
+    func pythonExample(version: String) throws {
+        let (status, output) = try TestSupport.run(Self.script, ["--fetch-only", "--version", version])
+        try #require(status == 0, "\(output)")
+        let source = try #require(output.split(separator: "\n").last { $0.hasPrefix("feedbackd-suite: source \(version): ") }?.split(separator: " ").last.map(String.init))
+        let rig = try DaemonRig()
+        let observer = try TestBusClient(address: rig.address)
+        let (ran, said) = try rig.run(["/usr/bin/python3", source + "/examples/example.py"], timeout: 60)
+        #expect(ran == 0, "\(said)")
+        #expect(observer.waitForSignal("FeedbackEnded", timeout: 20) != nil, "the example's event did not end")
+        let recording = try rig.waitForRecording { $0.transitions(for: "recording:lra").contains("sleep") }
+        #expect(recording.driveFrames("recording:lra").contains { $0.isDriven }, "the example's phone-incoming-call drove nothing")
     }
 }
