@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "HapticsDaemon",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd",
+                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd", "CHapticsSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(

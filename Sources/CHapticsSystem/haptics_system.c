@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <errno.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,4 +55,8 @@ int64_t haptics_timerfd_wait(int fd)
             continue;
         return got < 0 ? -errno : -EIO;
     }
+}
+
+int haptics_malloc_trim(void) {
+    return malloc_trim(0);
 }

@@ -255,6 +255,14 @@ public final class BusConnection: @unchecked Sendable {
         return try reader.array("s") { () throws(BusError) in try reader.string() }.contains(name)
     }
 
+    /// The user id of the process behind the connection `name` (as dbus-daemon saw it connect).
+    public func unixUser(of name: String) throws(BusError) -> UInt32 {
+        let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixUser") {
+            writer throws(BusError) in try writer.string(name)
+        }
+        return try reply.reader.uint32()
+    }
+
     /// The process id of the connection `name` (a unique or well-known name).
     public func processID(of name: String) throws(BusError) -> UInt32 {
         let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID") {

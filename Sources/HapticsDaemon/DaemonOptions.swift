@@ -25,6 +25,9 @@ public struct DaemonOptions: Sendable {
     public var defaultDevice = ""
     /// Play calls per second one client may make before its calls are refused.
     public var maxCallsPerSecond = 1000
+    /// Connections of one user that may have something under way at once (a player, an event, a
+    /// vibration): what bounds a user's share of the service on the system bus.
+    public var maxClientsPerUser = 128
     /// Players one client may hold at once.
     public var maxPlayersPerClient = 256
     /// Pattern elements (events, parameter changes, curve control points) one client's players may

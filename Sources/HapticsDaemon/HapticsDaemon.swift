@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHapticsSystem
 import CHapticsdInterfaces
 import CSystemd
 import Haptics
@@ -37,6 +38,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     var statistics = Statistics()
     /// The app ids each client used (to drop an app's guards when its last client leaves).
     var clientApps: [String: Set<String>] = [:]
+    /// The user behind each client that has something under way (a budget per user).
+    var clientUsers: [String: UInt32] = [:]
     let processID = UInt32(getpid())
     let started = HapticInstant.monotonicNow()
     private let mainThread = pthread_self()
@@ -311,10 +314,23 @@ public final class HapticsDaemon: @unchecked Sendable {
             players.stop(record, reason: "client-vanished")
         }
         limiter.forget(name)
+        clientUsers[name] = nil
+        if !owned.isEmpty { scheduleTrim() }
         let apps = clientApps.removeValue(forKey: name) ?? []
         for app in apps where !clientApps.values.contains(where: { $0.contains(app) }) {
             guards.forget(app: app)
         }
+    }
+
+    /// The pending return of freed memory to the system (see ``scheduleTrim()``).
+    private var trim: EventLoop.Timer?
+
+    /// A client that held players left: once they have ended (a second later), the allocator gives
+    /// the memory they held back to the system (`malloc_trim`), so the service's resident size
+    /// returns to its level before the client came instead of staying at its peak.
+    func scheduleTrim() {
+        guard trim?.isPending != true else { return }
+        trim = try? loop.timer(after: 1) { _ = haptics_malloc_trim() }
     }
 
     /// Most app ids one connection may speak for (a connection is an app, or a few: a shell, a helper).
@@ -326,7 +342,20 @@ public final class HapticsDaemon: @unchecked Sendable {
     ///   so no client can grow the service's state without bound.
     func noteClient(_ message: BusMessage, app: String) throws(BusError) {
         guard let sender = message.sender else { return }
+        if clientUsers[sender] == nil {
+            // A new client: its user may have at most maxClientsPerUser connections with something
+            // under way (asked once per client; dbus-daemon answers at once).
+            let uid: UInt32
+            do { uid = try bus.unixUser(of: sender) } catch {
+                throw BusError(name: DaemonError.prefix + "ClientGone", message: "\(sender) left the bus before its call was served")
+            }
+            guard clientUsers.values.reduce(0, { $0 + ($1 == uid ? 1 : 0) }) < options.maxClientsPerUser else {
+                throw DaemonError.tooManyClients(uid: uid, limit: options.maxClientsPerUser)
+            }
+            clientUsers[sender] = uid
+        }
         guard clients.follow(message) else {
+            clientUsers[sender] = nil
             throw BusError(name: DaemonError.prefix + "ClientGone", message: "\(sender) left the bus before its call was served")
         }
         var apps = clientApps[sender] ?? []

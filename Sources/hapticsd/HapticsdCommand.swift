@@ -74,6 +74,9 @@ struct HapticsdCommand: ParsableCommand {
     @Option(name: .customLong("max-players"), help: ArgumentHelp("Players one client may hold at once.", valueName: "n"))
     var maxPlayers = 256
 
+    @Option(name: .customLong("max-clients-per-user"), help: ArgumentHelp("Connections of one user that may play at once.", valueName: "n"))
+    var maxClients = 128
+
     @Option(
         name: .customLong("max-events-per-client"),
         help: ArgumentHelp("Pattern events, parameter changes and curve points one client's players may hold together.", valueName: "n"))
@@ -93,6 +96,7 @@ struct HapticsdCommand: ParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level '\(logLevel)': use debug, info, notice, warning or error") }
         guard (1...1_000_000).contains(maxCallsPerSecond) else { throw ValidationError("--max-calls-per-second \(maxCallsPerSecond) is outside 1…1000000") }
         guard (1...100_000).contains(maxPlayers) else { throw ValidationError("--max-players \(maxPlayers) is outside 1…100000") }
+        guard (1...100_000).contains(maxClients) else { throw ValidationError("--max-clients-per-user \(maxClients) is outside 1…100000") }
         guard (1...10_000_000).contains(maxEvents) else { throw ValidationError("--max-events-per-client \(maxEvents) is outside 1…10000000") }
         if system, address != nil { throw ValidationError("--system and --address exclude each other") }
         for setting in settings where setting.firstIndex(of: "=").map({ $0 == setting.startIndex }) ?? true {
@@ -121,6 +125,7 @@ struct HapticsdCommand: ParsableCommand {
         options.maxCallsPerSecond = maxCallsPerSecond
         options.maxPlayersPerClient = maxPlayers
         options.maxElementsPerClient = maxEvents
+        options.maxClientsPerUser = maxClients
         options.appsFile = appsFile
         options.realtime = !noRealtime
         options.logLevel = Logger.Level(rawValue: logLevel)!

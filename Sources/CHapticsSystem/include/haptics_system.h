@@ -36,4 +36,10 @@ int haptics_timerfd_arm(int fd, uint64_t deadline_ns);
  */
 int64_t haptics_timerfd_wait(int fd);
 
+/**
+ * `malloc_trim(0)`: gives the heap's free memory back to the system. Returns 1 if some was
+ * released. (Glibc's Swift module leaves <malloc.h> out.)
+ */
+int haptics_malloc_trim(void);
+
 #endif

@@ -90,6 +90,13 @@ public enum DaemonError {
             message: "client \(client) sent more than \(limit) bytes of patterns per second; patterns are refused until its rate drops")
     }
 
+    /// Too many connections of one user play at once.
+    public static func tooManyClients(uid: UInt32, limit: Int) -> BusError {
+        BusError(
+            name: prefix + "TooManyClients",
+            message: "user \(uid) has \(limit) connections playing already, the most allowed (hapticsd --max-clients-per-user); close connections it no longer needs")
+    }
+
     /// Too many players at once for one client.
     public static func tooManyPlayers(_ client: String, limit: Int) -> BusError {
         BusError(name: prefix + "TooManyPlayers", message: "client \(client) holds \(limit) players, the most allowed; release players it no longer needs")

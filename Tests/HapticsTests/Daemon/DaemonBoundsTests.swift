@@ -46,6 +46,62 @@ struct DaemonBoundsTests {
         try client.call("CreatePlayer", [Self.app, .string(""), four])
     }
 
+    @Test("one user has at most --max-clients-per-user connections playing at once: TooManyClients; a connection that leaves frees its place")
+    func clientsPerUser() throws {
+        let rig = try DaemonRig(arguments: ["--max-clients-per-user", "3"])
+        let tap = BusValue.string(try Self.transients(1))
+        var clients = try (0..<3).map { _ in try TestBusClient(address: rig.address) }
+        for client in clients { try client.call("CreatePlayer", [Self.app, .string(""), tap]) }
+        let fourth = try TestBusClient(address: rig.address)
+        do throws(BusError) {
+            try fourth.call("CreatePlayer", [Self.app, .string(""), tap])
+            Issue.record("a fourth connection of the user was served")
+        } catch {
+            #expect(error.name == "org.swifthaptics.Haptics1.Error.TooManyClients", "\(error)")
+            #expect(error.message.contains("user \(getuid()) has 3 connections"), "\(error.message)")
+        }
+        clients.removeLast()
+        let served = ChildProcess.waitUntil(timeout: 10) { (try? fourth.call("CreatePlayer", [Self.app, .string(""), tap])) != nil }
+        #expect(served, "the place of the connection that left was not freed")
+    }
+
+    /// hapticsd's resident set size, in bytes.
+    static func residentBytes(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+    }
+
+    @Test("memory departed clients' players held goes back (malloc_trim): the resident size returns within 10 % of its warm-up level")
+    func memoryReturns() throws {
+        let rig = try DaemonRig()
+        let pid = try #require(rig.daemonPID)
+        let big = BusValue.string(try Self.transients(10_000))
+        func holdAndLeave() throws {
+            let client = try TestBusClient(address: rig.address)
+            for _ in 0..<10 { try client.call("CreatePlayer", [Self.app, .string(""), big]) }
+        }
+        // Warm-up: a small player made and released (code paged in, the allocator's arenas made).
+        let observer = try TestBusClient(address: rig.address)
+        let small = try #require(try observer.call("CreatePlayer", [Self.app, .string(""), .string(try Self.transients(10))]).first?.stringValue)
+        try observer.player(small, "Release")
+        func settled() -> Bool {
+            (try? observer.call("GetStatistics"))?.first?.entries.first { $0.key == "players" }?.value.unwrapped == .uint32(0)
+        }
+        #expect(ChildProcess.waitUntil(timeout: 10, settled))
+        observer.pump(for: 0.5)
+        let before = try Self.residentBytes(pid)
+        var peak = before
+        for _ in 0..<3 {
+            try holdAndLeave()
+            peak = max(peak, try Self.residentBytes(pid))
+        }
+        #expect(ChildProcess.waitUntil(timeout: 10, settled))
+        observer.pump(for: 1.5)
+        let after = try Self.residentBytes(pid)
+        #expect(Double(after) <= Double(before) * 1.10, "resident \(before / 1024) KiB before, \(peak / 1024) KiB at the peak, \(after / 1024) KiB after")
+    }
+
     /// The CPU time hapticsd has used, in seconds (utime + stime of /proc/PID/stat).
     static func cpuSeconds(_ pid: pid_t) throws -> Double {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
