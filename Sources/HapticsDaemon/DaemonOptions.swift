@@ -11,6 +11,8 @@ public struct DaemonOptions: Sendable {
     public var searchPath: PluginSearchPath = .standard()
     /// Backend settings (`recording.devices`, `gpio.boards`, …); `HAPTICS_KEY_NAME` variables fill in the rest.
     public var settings: [String: String] = [:]
+    /// Who may change the settings that belong to everyone (`--authorization`).
+    public var authorization: AuthorizationMode = .auto
     /// Whether to serve feedbackd's `org.sigxcpu.Feedback` too (`--feedbackd`).
     public var feedbackd: FeedbackdMode = .auto
     /// A theme file to use instead of the named theme (`--theme`, `$FEEDBACK_THEME`).

@@ -40,6 +40,10 @@ public final class HapticsDaemon: @unchecked Sendable {
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
     var clientUsers: [String: UInt32] = [:]
+    /// Who may change which settings.
+    let authorizer: Authorizer
+    /// The user who set each app's stored settings last (its settings are that user's).
+    var appPolicyOwners: [String: UInt32] = [:]
     let processID = UInt32(getpid())
     let started = HapticInstant.monotonicNow()
     private let mainThread = pthread_self()
@@ -79,6 +83,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
         policy = PolicyStore(global: global, apps: apps, profile: options.profile)
         limiter = CallLimiter(limit: options.maxCallsPerSecond)
+        authorizer = Authorizer(mode: options.authorization, bus: options.bus)
 
         let loaded: ThemeSearch.Loaded
         do {
@@ -292,6 +297,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
         setGlobalPolicy(global)
         policy.apps = apps
+        appPolicyOwners = appPolicyOwners.filter { apps[$0.key] != nil }
         for app in Set(players.records.values.map(\.appID)) { applyAppPolicy(app) }
         emitPropertiesChanged(["Enabled", "IntensityScale", "MinimumIntervals", "AppPolicies"])
     }
@@ -331,6 +337,38 @@ public final class HapticsDaemon: @unchecked Sendable {
     func scheduleTrim() {
         guard trim?.isPending != true else { return }
         trim = try? loop.timer(after: 1) { _ = haptics_malloc_trim() }
+    }
+
+    // MARK: - Authorization
+
+    /// Throws `AccessDenied` unless `sender` may change the global settings (Docs/Daemon.md,
+    /// Authorization).
+    func authorizeSettings(_ sender: String?) throws(BusError) {
+        guard authorizer.enabled else { return }
+        let (name, uid) = try caller(sender)
+        try authorizer.check(.setSettings, sender: name, uid: uid, on: bus)
+    }
+
+    /// Throws `AccessDenied` unless `sender` may set `app`'s settings: an app's settings are its
+    /// user's, so a caller may set them unless another user's connections use the app id, or another
+    /// user set them last; then polkit decides. Returns the caller's user.
+    func authorizeAppPolicy(_ sender: String?, app: String) throws(BusError) -> UInt32? {
+        guard authorizer.enabled else { return nil }
+        let (name, uid) = try caller(sender)
+        let otherUsers = clientApps.contains { client, apps in apps.contains(app) && clientUsers[client].map { $0 != uid } == true }
+        if otherUsers || appPolicyOwners[app].map({ $0 != uid }) == true {
+            try authorizer.check(.setAppPolicy, sender: name, uid: uid, on: bus)
+        }
+        return uid
+    }
+
+    /// The caller's unique name and user.
+    private func caller(_ sender: String?) throws(BusError) -> (String, UInt32) {
+        guard let sender else { throw BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "the caller has no bus name") }
+        if let uid = clientUsers[sender] { return (sender, uid) }
+        do { return (sender, try bus.unixUser(of: sender)) } catch {
+            throw BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "the user of \(sender) could not be asked of the bus: \(error.message)")
+        }
     }
 
     /// Most app ids one connection may speak for (a connection is an app, or a few: a shell, a helper).

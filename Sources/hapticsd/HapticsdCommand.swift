@@ -50,6 +50,12 @@ struct HapticsdCommand: ParsableCommand {
             valueName: "auto|always|never"))
     var feedbackd: FeedbackdMode = .auto
 
+    @Option(
+        help: ArgumentHelp(
+            "Who may change the global settings and other users' apps' settings: auto (polkit on the system bus, everyone on a session bus), polkit, none.",
+            valueName: "auto|polkit|none"))
+    var authorization: AuthorizationMode = .auto
+
     @Flag(name: .customLong("no-feedbackd"), help: "The same as --feedbackd never.")
     var noFeedbackd = false
 
@@ -117,6 +123,7 @@ struct HapticsdCommand: ParsableCommand {
             options.settings[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
         }
         options.feedbackd = noFeedbackd ? .never : feedbackd
+        options.authorization = authorization
         options.themeFile = theme ?? getenv("FEEDBACK_THEME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         options.themeName = themeName
         options.themeDirectories = themeDirectories
@@ -155,3 +162,4 @@ enum FileHandleOutput {
 }
 
 extension FeedbackdMode: ExpressibleByArgument {}
+extension AuthorizationMode: ExpressibleByArgument {}

@@ -61,11 +61,13 @@ extension HapticsDaemon {
             let app = try Validation.appID(arguments.string())
             let entries = try arguments.dictionary()
             let appPolicy = try PolicyStore.appPolicy(from: entries)
+            let setter = try authorizeAppPolicy(call.sender, app: app)
             guard appPolicy.isDefault || policy.apps[app] != nil || policy.apps.count < PolicyStore.maximumAppPolicies else {
                 throw DaemonError.invalidArgument(
                     "app_id", "settings are kept for \(PolicyStore.maximumAppPolicies) apps already; reset one (an empty policy) to make room")
             }
             policy.apps[app] = appPolicy.isDefault ? nil : appPolicy
+            appPolicyOwners[app] = appPolicy.isDefault ? nil : setter
             applyAppPolicy(app)
             try reply(call)
             emitPropertiesChanged(["AppPolicies"])

@@ -62,6 +62,8 @@ extension HapticsDaemon {
     }
 
     func setProperty(path: String, interface: String, name: String, from reader: BusReader, sender: String?) throws(BusError) {
+        // The service's and feedbackd's settings belong to everyone; a player's to its owner.
+        if interface == HAPTICSD_INTERFACE || interface == HAPTICSD_FEEDBACK_INTERFACE { try authorizeSettings(sender) }
         switch (interface, name) {
         case (HAPTICSD_INTERFACE, "Enabled"):
             var global = policy.global

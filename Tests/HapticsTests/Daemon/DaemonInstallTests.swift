@@ -26,7 +26,7 @@ struct DaemonInstallTests {
             "bin/hapticsd", "bin/haptic-cal", "lib/haptics/libhapticsd-client.so", "lib/haptics/libhaptics-recording.so", "share/hapticsd/themes/default.json",
             "lib/systemd/user/hapticsd.service", "lib/systemd/system/hapticsd.service", "share/dbus-1/services/org.swifthaptics.Haptics1.service",
             "share/dbus-1/system-services/org.swifthaptics.Haptics1.service", "share/dbus-1/system.d/org.swifthaptics.Haptics1.conf",
-            "share/dbus-1/interfaces/org.swifthaptics.Haptics1.xml", "share/hapticsd/interfaces/org.sigxcpu.Feedback.xml",
+            "share/dbus-1/interfaces/org.swifthaptics.Haptics1.xml", "share/hapticsd/interfaces/org.sigxcpu.Feedback.xml", "share/polkit-1/actions/org.swifthaptics.Haptics1.policy",
         ] {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file) was not installed")
         }

@@ -25,9 +25,13 @@ final class DaemonRig {
     private var notify: Int32 = -1
 
     /// Starts the bus and, unless `startDaemon` is false, hapticsd simulating `devices` with `arguments`.
-    /// `serviceDirectories` are D-Bus activation directories the bus reads (none by default).
-    init(devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = []) throws {
+    /// `serviceDirectories` are D-Bus activation directories the bus reads (none by default);
+    /// `allUsers` lets every user of the machine connect (as on the system bus), not only this one.
+    init(
+        devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = [], allUsers: Bool = false
+    ) throws {
         directory = TestSupport.makeTemporaryDirectory("hapticsd")
+        if allUsers { chmod(directory, 0o755) }
         address = "unix:path=\(directory)/bus"
         recordingPath = directory + "/recording.jsonl"
         try FileManager.default.createDirectory(atPath: directory + "/config", withIntermediateDirectories: true)
@@ -40,7 +44,7 @@ final class DaemonRig {
               <type>session</type>
               <listen>\(address)</listen>
               <auth>EXTERNAL</auth>\(serviceDirectories.map { "\n  <servicedir>\($0)</servicedir>" }.joined())
-              <policy context="default">
+              <policy context="default">\(allUsers ? "\n    <allow user=\"*\"/>" : "")
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
