@@ -2,6 +2,7 @@
 #include "haptics_system.h"
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -59,4 +60,8 @@ int64_t haptics_timerfd_wait(int fd)
 
 int haptics_malloc_trim(void) {
     return malloc_trim(0);
+}
+
+int haptics_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)gettid(), nice) == 0 ? 0 : -errno;
 }

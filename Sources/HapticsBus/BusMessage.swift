@@ -47,6 +47,15 @@ public final class BusMessage {
         guard rc >= 0 else { throw .system("sd_bus_message_set_destination", code: rc) }
     }
 
+    /// Sends the error reply `error` to the call `call` (a reply sent after its handler returned).
+    public static func replyError(to call: OpaquePointer, _ error: BusError) throws(BusError) {
+        var reply = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        _ = sd_bus_error_set(&reply, error.name, error.message)
+        defer { sd_bus_error_free(&reply) }
+        let rc = sd_bus_reply_method_error(call, &reply)
+        guard rc >= 0 else { throw .system("sd_bus_reply_method_error", code: rc) }
+    }
+
     /// A method return for the call `call`, with `build` appending its results.
     public static func methodReturn(to call: OpaquePointer, _ build: (BusWriter) throws(BusError) -> Void) throws(BusError) -> BusMessage {
         var reply: OpaquePointer?

@@ -40,6 +40,10 @@ public final class HapticsDaemon: @unchecked Sendable {
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
     var clientUsers: [String: UInt32] = [:]
+    /// Documents being parsed, by client (one at a time each).
+    var parsing: [String: Int] = [:]
+    /// Where documents are parsed: off the main thread, one at a time, at low priority.
+    let parser = ParseWorker()
     /// Who may change which settings.
     let authorizer: Authorizer
     /// The user who set each app's stored settings last (its settings are that user's).

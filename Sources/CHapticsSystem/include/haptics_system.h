@@ -42,4 +42,10 @@ int64_t haptics_timerfd_wait(int fd);
  */
 int haptics_malloc_trim(void);
 
+/**
+ * Sets the calling thread's nice value (`setpriority(PRIO_PROCESS, gettid(), nice)`): a thread
+ * that should only take what others leave of the CPU. Returns 0 or -errno.
+ */
+int haptics_set_thread_nice(int nice);
+
 #endif

@@ -261,10 +261,13 @@ public final class HapticEngine: Sendable {
     // MARK: - Players
 
     private func register(_ pattern: HapticPattern) -> UInt64 {
-        core.withLock { core in
+        // Built before the lock: a pattern of tens of thousands of events takes a while, and the
+        // scheduler thread and every other player wait for the lock.
+        let timeline = PatternTimeline(pattern: pattern)
+        return core.withLock { core in
             let id = core.nextPlayerID
             core.nextPlayerID += 1
-            core.players.append(id, PlayerState(timeline: PatternTimeline(pattern: pattern)))
+            core.players.append(id, PlayerState(timeline: timeline))
             return id
         }
     }

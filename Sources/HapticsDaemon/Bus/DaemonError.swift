@@ -97,6 +97,16 @@ public enum DaemonError {
             message: "user \(uid) has \(limit) connections playing already, the most allowed (hapticsd --max-clients-per-user); close connections it no longer needs")
     }
 
+    /// A document cannot be parsed now: the caller's previous one still is, or the service has as
+    /// many under way as it takes (`busy`).
+    public static func parsing(_ client: String, busy: Bool) -> BusError {
+        BusError(
+            name: prefix + "Throttled",
+            message: busy
+                ? "the service is parsing as many patterns as it takes at once; try again in a moment"
+                : "client \(client) has a pattern being parsed already; send the next when its reply has come")
+    }
+
     /// Too many players at once for one client.
     public static func tooManyPlayers(_ client: String, limit: Int) -> BusError {
         BusError(name: prefix + "TooManyPlayers", message: "client \(client) holds \(limit) players, the most allowed; release players it no longer needs")

@@ -222,7 +222,6 @@ extension HapticsDaemon {
         // Admission before work: the app id, the device, the caller's rate and players are checked
         // before the document is parsed, so a refused call costs the service next to nothing.
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
-        let pattern = try admittedPattern(text, for: sender)
         var loop = false, loopEnd = 0.0, at = 0.0
         for (key, raw) in options {
             let value = raw.unwrapped
@@ -247,19 +246,18 @@ extension HapticsDaemon {
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(
             id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: intensity)
-        try players.attach(record, pattern: pattern, engine: engine, scale: intensity * policy.appScale(app: app), muted: !policy.isEnabled(app: app))
-        if loop {
-            record.player?.loopEnabled = true
-            if loopEnd > 0 { record.player?.loopEnd = loopEnd }
+        try parseThenReply(call, text, for: record, on: engine, scale: intensity * policy.appScale(app: app)) { [unowned self] record throws(BusError) in
+            if loop {
+                record.player?.loopEnabled = true
+                if loopEnd > 0 { record.player?.loopEnd = loopEnd }
+            }
+            do {
+                try record.player?.start(atTime: at)
+            } catch {
+                throw DaemonError.deviceFailed(record.deviceID, "\(error)")
+            }
+            statistics.played += 1
         }
-        do {
-            try record.player?.start(atTime: at)
-        } catch {
-            players.remove(record)
-            throw DaemonError.deviceFailed(owned.id, "\(error)")
-        }
-        statistics.played += 1
-        try reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }
     }
 
     /// `CreatePlayer(s app_id, s device, s ahap) → o player`: made, not started.
@@ -267,11 +265,9 @@ extension HapticsDaemon {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
-        let pattern = try admittedPattern(text, for: sender)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
-        try players.attach(record, pattern: pattern, engine: engine, scale: policy.appScale(app: app), muted: !policy.isEnabled(app: app))
-        try reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }
+        try parseThenReply(call, text, for: record, on: engine, scale: policy.appScale(app: app)) { _ throws(BusError) in }
     }
 
     /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
@@ -286,17 +282,93 @@ extension HapticsDaemon {
         }
     }
 
-    /// The pattern of `text` for `sender`, whose players may hold it: the document's bytes count
-    /// against the caller's parse budget before it is parsed, its elements against its element
-    /// budget after.
-    func admittedPattern(_ text: String, for sender: String) throws(BusError) -> HapticPattern {
+    /// Most documents parsed or waiting to be, for all clients together (one per client at a time).
+    static let maximumParsesUnderWay = 8
+
+    /// Parses `text` and makes `record`'s engine player on `engine` (scaled by `scale`, muted by the
+    /// app's policy) off the main thread: a document of up to 4 MiB and its timeline take tens of
+    /// ms, more in a debug build, and the event loop keeps answering everyone meanwhile. Back on
+    /// the main thread the player joins the registry, `then` starts or sets it up, and `call` is
+    /// answered with its path, or with the error thrown (the player then goes).
+    ///
+    /// The document's bytes count against the caller's parse budget first, its elements against
+    /// the caller's element budget (checked again on the main thread); a client has one document
+    /// under way at a time and the service ``maximumParsesUnderWay`` (`Throttled` beyond). Nothing
+    /// is made for a client that left meanwhile.
+    func parseThenReply(
+        _ call: BusMessage, _ text: String, for record: PlayerRecord, on engine: HapticEngine, scale: Double,
+        _ then: @escaping (PlayerRecord) throws(BusError) -> Void
+    ) throws(BusError) {
+        let sender = record.owner
+        guard parsing[sender] == nil else { throw DaemonError.parsing(sender, busy: false) }
+        guard parsing.count < Self.maximumParsesUnderWay else { throw DaemonError.parsing(sender, busy: true) }
         try limiter.admitBytes(sender, text.utf8.count, at: .monotonicNow())
-        let pattern = try Self.pattern(fromAHAP: text)
-        let adding = PlayerRegistry.elements(of: pattern), holding = players.elements(ownedBy: sender)
-        guard holding + adding <= options.maxElementsPerClient else {
-            throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: options.maxElementsPerClient)
+        parsing[sender] = 1
+        let pending = UncheckedMain(PendingParse(daemon: self, call: call, record: record, engine: engine, then: then))
+        let queue = self.queue, maker = players.maker, id = record.id, device = record.deviceID
+        let holding = players.elements(ownedBy: sender), limit = options.maxElementsPerClient
+        let muted = !policy.isEnabled(app: record.appID)
+        parser.async {
+            let made = Result<Made, BusError> { () throws(BusError) in
+                let pattern = try HapticsDaemon.pattern(fromAHAP: text)
+                let adding = PlayerRegistry.elements(of: pattern)
+                guard holding + adding <= limit else { throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: limit) }
+                return Made(pattern: pattern, player: try maker.make(id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: device))
+            }
+            queue.post { pending.value.finish(made) }
         }
-        return pattern
+    }
+
+    /// A pattern parsed off the main thread and the engine player made from it.
+    struct Made: @unchecked Sendable {
+        let pattern: HapticPattern
+        let player: any HapticAdvancedPatternPlayer
+    }
+
+    /// A document being parsed for a call, and what to do with it (main thread only).
+    final class PendingParse {
+        let daemon: HapticsDaemon
+        let call: BusMessage
+        let record: PlayerRecord
+        let engine: HapticEngine
+        let then: (PlayerRecord) throws(BusError) -> Void
+
+        init(daemon: HapticsDaemon, call: BusMessage, record: PlayerRecord, engine: HapticEngine, then: @escaping (PlayerRecord) throws(BusError) -> Void) {
+            self.daemon = daemon
+            self.call = call
+            self.record = record
+            self.engine = engine
+            self.then = then
+        }
+
+        func finish(_ made: Result<Made, BusError>) {
+            let sender = record.owner
+            daemon.parsing[sender] = nil
+            // The client left while its document was parsed: nothing is kept, nobody to answer
+            // (the engine player goes with `made`).
+            guard daemon.clientApps[sender] != nil, !daemon.stopping else { return }
+            do throws(BusError) {
+                let made = try made.get()
+                let adding = PlayerRegistry.elements(of: made.pattern), holding = daemon.players.elements(ownedBy: sender)
+                guard holding + adding <= daemon.options.maxElementsPerClient else {
+                    throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: daemon.options.maxElementsPerClient)
+                }
+                guard daemon.devices.devices.contains(where: { $0.id == record.deviceID && $0.engine === engine }) else {
+                    throw DaemonError.deviceUnavailable(record.deviceID, reason: "it went while the pattern was read")
+                }
+                daemon.players.adopt(record, player: made.player, engine: engine, pattern: made.pattern)
+                // The app's policy may have changed meanwhile.
+                daemon.applyAppPolicy(record.appID)
+                do { try then(record) } catch {
+                    daemon.players.remove(record)
+                    throw error
+                }
+                try daemon.reply(call) { writer throws(BusError) in try writer.objectPath(record.path) }
+            } catch {
+                daemon.statistics.refuse(error)
+                do { try BusMessage.replyError(to: call.pointer, error) } catch { daemon.logger.warning("replying to \(sender): \(error)") }
+            }
+        }
     }
 
     /// `app`'s settings as they apply now.

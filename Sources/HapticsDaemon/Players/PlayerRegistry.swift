@@ -70,22 +70,41 @@ final class PlayerRegistry {
 
     /// Makes the engine's player for `record` from `pattern` on `engine`, scaled and muted as given.
     func attach(_ record: PlayerRecord, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool) throws(BusError) {
-        let id = record.id
-        let queue = self.queue
-        let registry = UncheckedMain(self)
-        let player: any HapticAdvancedPatternPlayer
-        do {
-            player = try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted) { error in
-                queue.post { registry.value.playerFinished(id, error: error) }
-            }
-        } catch {
-            throw DaemonError.deviceFailed(record.deviceID, "\(error)")
-        }
+        let player = try maker.make(record.id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: record.deviceID)
+        adopt(record, player: player, engine: engine, pattern: pattern)
+    }
+
+    /// Registers `record` with `player`, made for it by ``maker`` (on any thread).
+    func adopt(_ record: PlayerRecord, player: any HapticAdvancedPatternPlayer, engine: HapticEngine, pattern: HapticPattern) {
         record.player = player
         record.engine = engine
         record.duration = pattern.duration
         record.elements = Self.elements(of: pattern)
         records[record.id] = record
+    }
+
+    /// What makes the engine's players for records: usable from any thread (the service's parse
+    /// worker makes the players of large documents), their ends reported on the main thread.
+    var maker: Maker { Maker(queue: queue, registry: UncheckedMain(self)) }
+
+    /// Makes engine players whose ends reach the registry (see ``maker``).
+    struct Maker: Sendable {
+        let queue: WakeupQueue
+        let registry: UncheckedMain<PlayerRegistry>
+
+        /// The engine's player for record `id`, from `pattern` on `engine`, scaled and muted as given.
+        func make(
+            _ id: UInt64, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool, device: String
+        ) throws(BusError) -> any HapticAdvancedPatternPlayer {
+            let queue = self.queue, registry = self.registry
+            do {
+                return try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted) { error in
+                    queue.post { registry.value.playerFinished(id, error: error) }
+                }
+            } catch {
+                throw DaemonError.deviceFailed(device, "\(error)")
+            }
+        }
     }
 
     /// Stops `record` now (dropping a start still to come), ending it with `reason`: a playing player

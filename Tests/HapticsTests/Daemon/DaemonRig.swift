@@ -16,6 +16,8 @@ final class DaemonRig {
     static var themes: String { TestSupport.packageRoot + "/dist/themes" }
 
     let directory: String
+    /// The hapticsd this rig runs.
+    let executable: String
     /// The private bus's address.
     let address: String
     /// Where hapticsd's recording backend writes.
@@ -26,10 +28,13 @@ final class DaemonRig {
 
     /// Starts the bus and, unless `startDaemon` is false, hapticsd simulating `devices` with `arguments`.
     /// `serviceDirectories` are D-Bus activation directories the bus reads (none by default);
-    /// `allUsers` lets every user of the machine connect (as on the system bus), not only this one.
+    /// `allUsers` lets every user of the machine connect (as on the system bus), not only this one;
+    /// `executable` is the hapticsd to run (the debug build's by default).
     init(
-        devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = [], allUsers: Bool = false
+        devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = [], allUsers: Bool = false,
+        executable: String = DaemonRig.hapticsd
     ) throws {
+        self.executable = executable
         directory = TestSupport.makeTemporaryDirectory("hapticsd")
         if allUsers { chmod(directory, 0o755) }
         address = "unix:path=\(directory)/bus"
@@ -82,7 +87,7 @@ final class DaemonRig {
         environment["NOTIFY_SOCKET"] = directory + "/notify"
         let child = try ChildProcess(
             [
-                Self.hapticsd, "--set", "recording.devices=\(devices)", "--set", "recording.output=\(recordingPath)",
+                executable, "--set", "recording.devices=\(devices)", "--set", "recording.output=\(recordingPath)",
                 "--set", "recording.simulate-wake=0", "--theme-dir", Self.themes, "--log-level", "debug",
             ] + arguments, environment: environment, outputPath: directory + "/hapticsd.log")
         daemon = child
