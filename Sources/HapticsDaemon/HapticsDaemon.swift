@@ -334,13 +334,25 @@ public final class HapticsDaemon: @unchecked Sendable {
 
     /// The pending return of freed memory to the system (see ``scheduleTrim()``).
     private var trim: EventLoop.Timer?
+    /// A client left after the pending trim was armed: it runs again a second after it.
+    private var trimAgain = false
 
     /// A client that held players left: once they have ended (a second later), the allocator gives
     /// the memory they held back to the system (`malloc_trim`), so the service's resident size
-    /// returns to its level before the client came instead of staying at its peak.
+    /// returns to its level before the client came instead of staying at its peak. At most one
+    /// trim a second, and always one after the last client left.
     func scheduleTrim() {
-        guard trim?.isPending != true else { return }
-        trim = try? loop.timer(after: 1) { _ = haptics_malloc_trim() }
+        guard trim?.isPending != true else {
+            trimAgain = true
+            return
+        }
+        trim = try? loop.timer(after: 1) { [unowned self] in
+            _ = haptics_malloc_trim()
+            if trimAgain {
+                trimAgain = false
+                scheduleTrim()
+            }
+        }
     }
 
     // MARK: - Authorization

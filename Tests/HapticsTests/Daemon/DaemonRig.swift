@@ -42,13 +42,25 @@ final class DaemonRig {
         try FileManager.default.createDirectory(atPath: directory + "/config", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         // No <servicedir> and no <standard_session_servicedirs/>: no service can be activated.
+        bus = try Self.startBus(in: directory, serviceDirectories: serviceDirectories, allUsers: allUsers)
+        if startDaemon { try start(devices: devices, arguments: arguments) }
+    }
+
+    /// Starts a private `dbus-daemon` listening at `DIRECTORY/bus` and waits until it listens:
+    /// activation from `serviceDirectories` only, or from the standard session directories too
+    /// (`standardServiceDirectories`, to see installed services); `allUsers` lets every user connect.
+    static func startBus(
+        in directory: String, serviceDirectories: [String] = [], standardServiceDirectories: Bool = false, allUsers: Bool = false
+    ) throws -> ChildProcess {
+        var services = serviceDirectories.map { "\n  <servicedir>\($0)</servicedir>" }.joined()
+        if standardServiceDirectories { services += "\n  <standard_session_servicedirs/>" }
         let configuration = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
               <type>session</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>\(serviceDirectories.map { "\n  <servicedir>\($0)</servicedir>" }.joined())
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>\(services)
               <policy context="default">\(allUsers ? "\n    <allow user=\"*\"/>" : "")
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
@@ -57,11 +69,14 @@ final class DaemonRig {
             </busconfig>
             """
         try configuration.write(toFile: directory + "/bus.conf", atomically: false, encoding: .utf8)
-        bus = try ChildProcess(
+        let bus = try ChildProcess(
             ["/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file=\(directory)/bus.conf"], outputPath: directory + "/dbus-daemon.log")
         let listening = ChildProcess.waitUntil(timeout: 20) { access(directory + "/bus", F_OK) == 0 }
-        guard listening else { throw RigFailure("dbus-daemon did not start listening: \(bus.output)") }
-        if startDaemon { try start(devices: devices, arguments: arguments) }
+        guard listening else {
+            bus.send(SIGKILL)
+            throw RigFailure("dbus-daemon did not start listening: \(bus.output)")
+        }
+        return bus
     }
 
     deinit {

@@ -49,33 +49,15 @@ struct PackagingFeedbackdTests {
         let directory = TestSupport.makeTemporaryDirectory("beside-feedbackd")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let address = "unix:path=\(directory)/bus"
-        let configuration = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <standard_session_servicedirs/>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        try configuration.write(toFile: directory + "/bus.conf", atomically: false, encoding: .utf8)
         let environment = [
             "DBUS_SESSION_BUS_ADDRESS": address, "XDG_CONFIG_HOME": directory, "XDG_DATA_DIRS": "/usr/local/share:/usr/share", "GSETTINGS_BACKEND": "memory",
             "HAPTICS_DAEMON": "off", "PATH": "/usr/bin:/bin",
         ]
-        let bus = try ChildProcess(
-            ["/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file=\(directory)/bus.conf"], outputPath: directory + "/dbus-daemon.log")
+        let bus = try DaemonRig.startBus(in: directory, standardServiceDirectories: true)
         defer {
             bus.send(SIGTERM)
             _ = try? bus.wait(timeout: 10)
         }
-        #expect(ChildProcess.waitUntil(timeout: 20) { access(directory + "/bus", F_OK) == 0 }, "dbus-daemon did not start: \(bus.output)")
         let hapticsd = try ChildProcess(
             ["/usr/bin/hapticsd", "--set", "recording.devices=lra", "--set", "recording.output=\(directory)/recording.jsonl", "--log-level", "debug"],
             environment: environment, outputPath: directory + "/hapticsd.log")
