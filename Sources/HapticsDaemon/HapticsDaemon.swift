@@ -43,7 +43,7 @@ public final class HapticsDaemon: @unchecked Sendable {
     /// Documents being parsed, by client (one at a time each).
     var parsing: [String: Int] = [:]
     /// Where documents are parsed: off the main thread, one at a time, at low priority.
-    let parser = ParseWorker()
+    let parser: ParseWorker
     /// Who may change which settings.
     let authorizer: Authorizer
     /// The user who set each app's stored settings last (its settings are that user's).
@@ -78,6 +78,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         } catch {
             throw DaemonStartError("cannot set up the event loop: \(error)")
         }
+        do { parser = try ParseWorker() } catch { throw DaemonStartError("cannot start the thread that parses patterns: \(error)") }
 
         var global = HapticPolicy()
         do { global = try HapticPolicy.load() } catch { logger.warning("ignoring the haptics settings: \(error)") }
