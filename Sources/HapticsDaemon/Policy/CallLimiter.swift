@@ -10,8 +10,8 @@ struct CallLimiter {
     let limit: Int
     /// Bytes of documents per second a connection may have parsed (sustained, and as a burst).
     let byteLimit: Int
-    private var buckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
-    private var byteBuckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
+    private var calls: TokenBuckets
+    private var bytes: TokenBuckets
 
     /// The parse budget's default: 8 MiB a second (two of the largest documents), tens of ms of
     /// parsing in a release build.
@@ -20,41 +20,48 @@ struct CallLimiter {
     init(limit: Int, byteLimit: Int = defaultByteLimit) {
         self.limit = limit
         self.byteLimit = byteLimit
+        calls = TokenBuckets(rate: Double(limit))
+        bytes = TokenBuckets(rate: Double(byteLimit))
     }
 
-    /// Takes `bytes` of `client`'s parse budget at `now`, or throws `Throttled`: parsing is work the
-    /// caller pays for, so a client sending the largest documents over and over is slowed down
-    /// before the service spends its time on them.
-    mutating func admitBytes(_ client: String, _ bytes: Int, at now: HapticInstant) throws(BusError) {
-        var bucket = byteBuckets[client] ?? (Double(byteLimit), now)
-        bucket.tokens = min(Double(byteLimit), bucket.tokens + now.seconds(since: bucket.updated) * Double(byteLimit))
-        bucket.updated = now
-        guard bucket.tokens >= Double(bytes) else {
-            byteBuckets[client] = bucket
-            throw DaemonError.throttledBytes(client, limit: byteLimit)
-        }
-        bucket.tokens -= Double(bytes)
-        byteBuckets[client] = bucket
+    /// Takes `count` bytes of `client`'s parse budget at `now`, or throws `Throttled`: parsing is
+    /// work the caller pays for, so a client sending the largest documents over and over is slowed
+    /// down before the service spends its time on them.
+    mutating func admitBytes(_ client: String, _ count: Int, at now: HapticInstant) throws(BusError) {
+        guard bytes.take(Double(count), for: client, at: now) else { throw DaemonError.throttledBytes(client, limit: byteLimit) }
     }
 
     /// Takes one token for `client` at `now`, or throws `Throttled`.
     mutating func admit(_ client: String, at now: HapticInstant) throws(BusError) {
-        var bucket = buckets[client] ?? (Double(limit), now)
-        bucket.tokens = min(Double(limit), bucket.tokens + now.seconds(since: bucket.updated) * Double(limit))
-        bucket.updated = now
-        guard bucket.tokens >= 1 else {
-            buckets[client] = bucket
-            throw DaemonError.throttled(client, limit: limit)
-        }
-        bucket.tokens -= 1
-        buckets[client] = bucket
+        guard calls.take(1, for: client, at: now) else { throw DaemonError.throttled(client, limit: limit) }
     }
 
     /// Forgets a client that left the bus.
     mutating func forget(_ client: String) {
-        buckets[client] = nil
-        byteBuckets[client] = nil
+        calls.forget(client)
+        bytes.forget(client)
     }
+}
+
+/// A token bucket per client: `rate` tokens a second, bursts of as many.
+struct TokenBuckets {
+    let rate: Double
+    private var buckets: [String: (tokens: Double, updated: HapticInstant)] = [:]
+
+    init(rate: Double) { self.rate = rate }
+
+    /// Takes `amount` tokens for `client` at `now`; false (nothing taken) when it has fewer.
+    mutating func take(_ amount: Double, for client: String, at now: HapticInstant) -> Bool {
+        var bucket = buckets[client] ?? (rate, now)
+        bucket.tokens = min(rate, bucket.tokens + now.seconds(since: bucket.updated) * rate)
+        bucket.updated = now
+        let granted = bucket.tokens >= amount
+        if granted { bucket.tokens -= amount }
+        buckets[client] = bucket
+        return granted
+    }
+
+    mutating func forget(_ client: String) { buckets[client] = nil }
 }
 
 /// The overuse guard per application and device: feedback of one kind from one app on one device
