@@ -236,13 +236,17 @@ public final class BusConnection: @unchecked Sendable {
     /// Whether the connection is still open.
     public var isOpen: Bool { sd_bus_is_open(pointer) > 0 }
 
+    /// Calls `member` of the bus itself (`org.freedesktop.DBus`), with `name` as its argument if given.
+    private func busDriver(_ member: String, _ name: String? = nil) throws(BusError) -> BusMessage {
+        try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member) {
+            writer throws(BusError) in if let name { try writer.string(name) }
+        }
+    }
+
     /// The owner of `name` (its unique name), or nil when it has none.
     public func owner(of name: String) throws(BusError) -> String? {
         do {
-            let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner") {
-                writer throws(BusError) in try writer.string(name)
-            }
-            return try reply.reader.string()
+            return try busDriver("GetNameOwner", name).reader.string()
         } catch let error where error.name == StandardBusError.nameHasNoOwner {
             return nil
         }
@@ -250,24 +254,17 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Whether the bus can start a service for `name` (it has an activation file for it).
     public func isActivatable(_ name: String) throws(BusError) -> Bool {
-        let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListActivatableNames")
-        let reader = reply.reader
+        let reader = try busDriver("ListActivatableNames").reader
         return try reader.array("s") { () throws(BusError) in try reader.string() }.contains(name)
     }
 
     /// The user id of the process behind the connection `name` (as dbus-daemon saw it connect).
     public func unixUser(of name: String) throws(BusError) -> UInt32 {
-        let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixUser") {
-            writer throws(BusError) in try writer.string(name)
-        }
-        return try reply.reader.uint32()
+        try busDriver("GetConnectionUnixUser", name).reader.uint32()
     }
 
     /// The process id of the connection `name` (a unique or well-known name).
     public func processID(of name: String) throws(BusError) -> UInt32 {
-        let reply = try call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID") {
-            writer throws(BusError) in try writer.string(name)
-        }
-        return try reply.reader.uint32()
+        try busDriver("GetConnectionUnixProcessID", name).reader.uint32()
     }
 }
