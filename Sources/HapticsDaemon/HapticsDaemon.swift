@@ -40,8 +40,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
     var clientUsers: [String: UInt32] = [:]
-    /// Documents being parsed, by client (one at a time each).
-    var parsing: [String: Int] = [:]
+    /// The clients with a document being parsed (one at a time each).
+    var parsing: Set<String> = []
     /// Where documents are parsed: off the main thread, one at a time, at low priority.
     let parser: ParseWorker
     /// Who may change which settings.
@@ -471,13 +471,14 @@ public final class HapticsDaemon: @unchecked Sendable {
 
     /// Re-applies `app`'s scale and mute to its players (its policy changed).
     func applyAppPolicy(_ app: String) {
-        let enabled = policy.isEnabled(app: app)
-        let scale = policy.appScale(app: app)
-        for record in players.records.values where record.appID == app {
-            guard let player = record.player, let engine = record.engine else { continue }
-            engine.setIntensityScale(record.intensity * scale, of: player)
-            player.isMuted = record.clientMuted || !enabled
-        }
+        for record in players.records.values where record.appID == app { applyAppPolicy(to: record) }
+    }
+
+    /// Applies its app's scale and mute to `record`'s player.
+    func applyAppPolicy(to record: PlayerRecord) {
+        guard let player = record.player, let engine = record.engine else { return }
+        engine.setIntensityScale(record.intensity * policy.appScale(app: record.appID), of: player)
+        player.isMuted = record.clientMuted || !policy.isEnabled(app: record.appID)
     }
 
     // MARK: - Emitting

@@ -300,10 +300,10 @@ extension HapticsDaemon {
         _ then: @escaping (PlayerRecord) throws(BusError) -> Void
     ) throws(BusError) {
         let sender = record.owner
-        guard parsing[sender] == nil else { throw DaemonError.parsing(sender, busy: false) }
+        guard !parsing.contains(sender) else { throw DaemonError.parsing(sender, busy: false) }
         guard parsing.count < Self.maximumParsesUnderWay else { throw DaemonError.parsing(sender, busy: true) }
         try limiter.admitBytes(sender, text.utf8.count, at: .monotonicNow())
-        parsing[sender] = 1
+        parsing.insert(sender)
         let pending = UncheckedMain(PendingParse(daemon: self, call: call, record: record, engine: engine, then: then))
         let queue = self.queue, maker = players.maker, id = record.id, device = record.deviceID
         let holding = players.elements(ownedBy: sender), limit = options.maxElementsPerClient
@@ -311,12 +311,18 @@ extension HapticsDaemon {
         parser.async {
             let made = Result<Made, BusError> { () throws(BusError) in
                 let pattern = try HapticsDaemon.pattern(fromAHAP: text)
-                let adding = PlayerRegistry.elements(of: pattern)
-                guard holding + adding <= limit else { throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: limit) }
+                try Self.checkElements(of: pattern, for: sender, holding: holding, limit: limit)
                 return Made(pattern: pattern, player: try maker.make(id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: device))
             }
             queue.post { pending.value.finish(made) }
         }
+    }
+
+    /// Throws `OverBudget` when `pattern` would take `sender`'s players past `limit` elements
+    /// together, its players holding `holding` now.
+    static func checkElements(of pattern: HapticPattern, for sender: String, holding: Int, limit: Int) throws(BusError) {
+        let adding = PlayerRegistry.elements(of: pattern)
+        guard holding + adding <= limit else { throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: limit) }
     }
 
     /// A pattern parsed off the main thread and the engine player made from it.
@@ -343,22 +349,21 @@ extension HapticsDaemon {
 
         func finish(_ made: Result<Made, BusError>) {
             let sender = record.owner
-            daemon.parsing[sender] = nil
+            daemon.parsing.remove(sender)
             // The client left while its document was parsed: nothing is kept, nobody to answer
             // (the engine player goes with `made`).
             guard daemon.clientApps[sender] != nil, !daemon.stopping else { return }
             do throws(BusError) {
                 let made = try made.get()
-                let adding = PlayerRegistry.elements(of: made.pattern), holding = daemon.players.elements(ownedBy: sender)
-                guard holding + adding <= daemon.options.maxElementsPerClient else {
-                    throw DaemonError.overBudget(sender, holding: holding, adding: adding, limit: daemon.options.maxElementsPerClient)
-                }
+                // Again: the client's other players may have grown meanwhile.
+                try HapticsDaemon.checkElements(
+                    of: made.pattern, for: sender, holding: daemon.players.elements(ownedBy: sender), limit: daemon.options.maxElementsPerClient)
                 guard daemon.devices.devices.contains(where: { $0.id == record.deviceID && $0.engine === engine }) else {
                     throw DaemonError.deviceUnavailable(record.deviceID, reason: "it went while the pattern was read")
                 }
                 daemon.players.adopt(record, player: made.player, engine: engine, pattern: made.pattern)
                 // The app's policy may have changed meanwhile.
-                daemon.applyAppPolicy(record.appID)
+                daemon.applyAppPolicy(to: record)
                 do { try then(record) } catch {
                     daemon.players.remove(record)
                     throw error
