@@ -120,16 +120,24 @@ struct CalibrationBenchTests {
         print("\(name): above the rated level at most \(String(format: "%.1f", longest * 1000)) ms as the bench saw it (kick \(String(format: "%.0f", truth.kickDuration * 1000)) ms)")
     }
 
-    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, plus scheduling lateness, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
     func timing(_ name: String) throws {
         let run = try Self.run(name)
         let truth = BenchTruth(preset: run.preset).timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
         let found = try #require(run.measurement.timing)
-        // Measured from when the engine asked, so a few milliseconds of latency (scheduler, sysfs,
-        // the sensor's conversion) come on top of the physics.
-        #expect(abs(found.rise - truth.rise) <= max(0.25 * truth.rise, 0.012), "\(name): rise \(found.rise) s, truth \(truth.rise) s")
+        // Measured from when the engine asked, so latency (scheduler, sysfs, the sensor's
+        // conversion) comes on top of the physics: only late. The bench stamps a write when its
+        // thread gets to read it, which on a loaded two-core machine is up to tens of milliseconds
+        // (see the envelope test), so lateness gets that allowance on top; early stays strict.
+        let tolerance = { (truth: Double) in max(0.25 * truth, 0.012) }
+        let lateness = 0.015
+        #expect(
+            found.rise - truth.rise >= -tolerance(truth.rise) && found.rise - truth.rise <= tolerance(truth.rise) + lateness,
+            "\(name): rise \(found.rise) s, truth \(truth.rise) s")
         let fall = try #require(found.fall)
-        #expect(abs(fall - truth.fall) <= max(0.25 * truth.fall, 0.012), "\(name): fall \(fall) s, truth \(truth.fall) s")
+        #expect(
+            fall - truth.fall >= -tolerance(truth.fall) && fall - truth.fall <= tolerance(truth.fall) + lateness,
+            "\(name): fall \(fall) s, truth \(truth.fall) s")
         #expect(abs((run.result.profile.channels[0].riseTime ?? 0) - found.rise) < 1e-4)
         // Tones last three spin-ups and a window, so they settle; the steadiness test on a trace can
         // still miss one now and then (the LRA's readings scatter with the phase they meet, and a
