@@ -67,6 +67,10 @@ public struct FrameView: Sendable {
     /// CLOCK_MONOTONIC nanoseconds at which the host means the frame to take effect.
     public var timeNanoseconds: UInt64 { raw.time_ns }
 
+    /// Whether the amplitudes are levels as they are (`HAPTICS_FRAME_LEVELS`): not to be lifted
+    /// over the envelope's offset. Sent only to a device whose ``EnvelopeSpec/acceptsLevels`` is set.
+    public var isLevels: Bool { raw.flags & HAPTICS_FRAME_LEVELS.rawValue != 0 }
+
     /// Number of channels in the frame.
     public var channelCount: Int { min(Int(raw.channel_count), Int(HAPTICS_MAX_CHANNELS)) }
 

@@ -105,6 +105,7 @@ public struct DeviceSpec: Sendable, Hashable {
             info.kick_max_ns = envelope.kickNanoseconds
             info.max_continuous_ns = envelope.maxContinuousNanoseconds
             info.rest_ns = envelope.restNanoseconds
+            if envelope.acceptsLevels { info.flags |= HAPTICS_DEVICE_ACCEPTS_LEVELS.rawValue }
         }
         return info
     }
@@ -141,12 +142,16 @@ public struct EnvelopeSpec: Sendable, Hashable {
     public var maxContinuousNanoseconds: UInt64
     /// How long the drive must be off to end a drive, in nanoseconds.
     public var restNanoseconds: UInt64
+    /// Whether the backend honours ``FrameView/isLevels`` (a frame of levels, not lifted over the
+    /// offset): `HAPTICS_DEVICE_ACCEPTS_LEVELS`, so calibration can measure the actuator from zero.
+    public var acceptsLevels: Bool
 
     /// An envelope.
     public init(
         amplitudeOffset: Float, ratedLevel: Float, kickLevel: Float, kickNanoseconds: UInt64, maxContinuousNanoseconds: UInt64,
-        restNanoseconds: UInt64
+        restNanoseconds: UInt64, acceptsLevels: Bool = false
     ) {
+        self.acceptsLevels = acceptsLevels
         self.amplitudeOffset = amplitudeOffset
         self.ratedLevel = ratedLevel
         self.kickLevel = kickLevel

@@ -194,7 +194,7 @@ final class GPIOBackend: BackendDriver {
         let envelope = EnvelopeSpec(
             amplitudeOffset: Float(limits.deadZone), ratedLevel: Float(limits.ratedLevel), kickLevel: Float(limits.overdriveLevel),
             kickNanoseconds: limits.overdriveLevel > limits.ratedLevel ? limits.overdriveMaxNanoseconds : 0,
-            maxContinuousNanoseconds: limits.maxContinuousNanoseconds, restNanoseconds: limits.restNanoseconds)
+            maxContinuousNanoseconds: limits.maxContinuousNanoseconds, restNanoseconds: limits.restNanoseconds, acceptsLevels: true)
         return DeviceSpec(
             id: board.deviceID(of: config), name: name, actuator: kind, channels: [channel],
             minimumUpdateIntervalNanoseconds: config.updateIntervalNanoseconds, wakeLatencyNanoseconds: wakeLatency, envelope: envelope)

@@ -64,7 +64,8 @@ final class GPIODevice: DeviceDriver, DeadlineTarget {
         try update { state in
             // A frame needs an awake device; the host wakes first, and a frame without it wakes too.
             state.awake = true
-            state.requested = config.level(forAmplitude: Double(drive.amplitude))
+            // Levels as they are (a profile measured from zero), else lifted over the board's dead zone.
+            state.requested = frame.isLevels ? config.level(forLevel: Double(drive.amplitude)) : config.level(forAmplitude: Double(drive.amplitude))
             state.frequency = Double(drive.frequency)
         }
     }

@@ -99,6 +99,13 @@ extension ActuatorConfig {
         return limits.deadZone + clamped * (1 - limits.deadZone)
     }
 
+    /// The level (0…1 of full scale) for a level a frame of levels asks for: the same, within 0…1
+    /// (anything else, NaN too, is off or full scale). No dead-zone lift: calibration measures the
+    /// actuator from zero through these. The drive limiter still applies.
+    public func level(forLevel level: Double) -> Double {
+        level.isFinite ? min(max(level, 0), 1) : 0
+    }
+
     /// The duty cycle (0…1 of the period) that gives `level` (0…1 of full scale):
     /// - driver IC: `zeroDuty + level × (fullDuty − zeroDuty)`;
     /// - pwm-vibrator, ERM on a transistor: `level`;

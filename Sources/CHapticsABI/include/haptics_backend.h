@@ -58,6 +58,10 @@
  *        envelope (offset, rated and kick levels, kick window, continuous limit).
  *   1.2  `period_step_ns` appended to `haptics_device_info_v1`: frequencies
  *        played as whole periods.
+ *   1.3  `haptics_frame_v1.reserved` (always zero before) became `flags`, with
+ *        HAPTICS_FRAME_LEVELS; a device that honours it says so with
+ *        HAPTICS_DEVICE_ACCEPTS_LEVELS. A host sets the flag only for such a
+ *        device, so an older backend never sees it.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -172,6 +176,11 @@ enum haptics_device_flag {
     HAPTICS_DEVICE_UNAVAILABLE = 1u << 0,
     /** The envelope fields (`amplitude_offset` ... `rest_ns`) are set. */
     HAPTICS_DEVICE_HAS_ENVELOPE = 1u << 1,
+    /**
+     * (1.3) The device honours HAPTICS_FRAME_LEVELS: it can be driven at any level from 0, below
+     * its `amplitude_offset` too (which calibration measures from zero, `haptic-cal calibrate`).
+     */
+    HAPTICS_DEVICE_ACCEPTS_LEVELS = 1u << 2,
 };
 
 /**
@@ -229,13 +238,25 @@ typedef struct haptics_channel_drive_v1 {
     float frequency_hz;
 } haptics_channel_drive_v1;
 
+/** Bits of `haptics_frame_v1.flags` (1.3). */
+enum haptics_frame_flag {
+    /**
+     * The amplitudes are levels (0...1 of full scale) as they are: the backend does not lift a
+     * non-zero amplitude over its `amplitude_offset`. Its rated and kick limits still apply. Sent
+     * only to a device that states HAPTICS_DEVICE_ACCEPTS_LEVELS, by a host whose calibration
+     * profile for it was measured in levels.
+     */
+    HAPTICS_FRAME_LEVELS = 1u << 0,
+};
+
 /** One drive frame: the state every channel holds until the next frame. */
 typedef struct haptics_frame_v1 {
     /** CLOCK_MONOTONIC time, in nanoseconds, at which the host means this frame to take effect. */
     uint64_t time_ns;
     /** Number of valid entries in `channels`; equals the device's channel_count. */
     uint32_t channel_count;
-    uint32_t reserved;
+    /** `haptics_frame_flag` bits (1.3; zero from an older host). */
+    uint32_t flags;
     /** Per-channel drive, in the order the device described its channels. */
     haptics_channel_drive_v1 channels[HAPTICS_MAX_CHANNELS];
 } haptics_frame_v1;

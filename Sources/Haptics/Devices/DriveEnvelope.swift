@@ -19,14 +19,18 @@ public struct DriveEnvelope: Sendable, Hashable, Codable {
     public var maxContinuousDuration: Double?
     /// How long the drive must be off to end a drive (re-arming the kick, lifting a cut), in seconds.
     public var restDuration: Double
+    /// Whether the backend also takes frames of levels as they are (``DriveFrame/levels``, ABI 1.3
+    /// `HAPTICS_DEVICE_ACCEPTS_LEVELS`): any level from 0, below ``amplitudeOffset`` too.
+    public var acceptsLevels: Bool
 
     /// An envelope. Values are clamped into their ranges (levels 0…1, kick level ≥ rated level,
     /// durations ≥ 0; a non-finite value counts as 0, a non-finite or non-positive continuous
     /// limit as none).
     public init(
         amplitudeOffset: Double = 0, ratedLevel: Double = 1, kickLevel: Double? = nil, kickDuration: Double = 0,
-        maxContinuousDuration: Double? = nil, restDuration: Double = 0
+        maxContinuousDuration: Double? = nil, restDuration: Double = 0, acceptsLevels: Bool = false
     ) {
+        self.acceptsLevels = acceptsLevels
         func unit(_ value: Double) -> Double { value.isFinite ? min(max(value, 0), 1) : 0 }
         func duration(_ value: Double) -> Double { value.isFinite ? max(value, 0) : 0 }
         self.amplitudeOffset = unit(amplitudeOffset)
@@ -55,6 +59,22 @@ public struct DriveEnvelope: Sendable, Hashable, Codable {
     public var steadyAmplitudeLimit: Double {
         guard ratedLevel > amplitudeOffset else { return 0 }
         return min((ratedLevel - amplitudeOffset) / (1 - amplitudeOffset), 1)
+    }
+
+    /// The envelope as frames of levels meet it (``DriveFrame/levels``): no offset, the same limits.
+    /// A profile measured in levels sees its device through this one.
+    public var forLevels: DriveEnvelope {
+        var envelope = self
+        envelope.amplitudeOffset = 0
+        return envelope
+    }
+
+    /// The amplitude that reaches the hardware as `level` (0…1), the inverse of
+    /// ``level(forAmplitude:)``: 0 at or below the offset (which no non-zero amplitude goes under),
+    /// 1 at full scale.
+    public func amplitude(forLevel level: Double) -> Double {
+        guard amplitudeOffset < 1, level.isFinite else { return 0 }
+        return min(max((level - amplitudeOffset) / (1 - amplitudeOffset), 0), 1)
     }
 
     /// The envelope of a backend that passes amplitudes through unchanged.

@@ -21,11 +21,16 @@ public struct DriveFrame: Sendable, Hashable, Codable {
     public var time: HapticInstant
     /// Per-channel drive, in the device's channel order.
     public var channels: [ChannelDrive]
+    /// Whether the amplitudes are levels as they are, not to be lifted over the device's
+    /// ``DriveEnvelope/amplitudeOffset`` (ABI 1.3 `HAPTICS_FRAME_LEVELS`). Only for a device whose
+    /// envelope ``DriveEnvelope/acceptsLevels``; the engine sets it for a profile measured in levels.
+    public var levels: Bool
 
     /// A frame for `time`.
-    public init(time: HapticInstant, channels: [ChannelDrive]) {
+    public init(time: HapticInstant, channels: [ChannelDrive], levels: Bool = false) {
         self.time = time
         self.channels = channels
+        self.levels = levels
     }
 
     /// A frame with every one of `channelCount` channels off.

@@ -182,7 +182,7 @@ extension DeviceDescription {
             envelope = DriveEnvelope(
                 amplitudeOffset: level(info.amplitude_offset), ratedLevel: level(info.rated_level), kickLevel: level(info.kick_level),
                 kickDuration: seconds(info.kick_max_ns), maxContinuousDuration: info.max_continuous_ns > 0 ? seconds(info.max_continuous_ns) : nil,
-                restDuration: seconds(info.rest_ns))
+                restDuration: seconds(info.rest_ns), acceptsLevels: info.flags & HAPTICS_DEVICE_ACCEPTS_LEVELS.rawValue != 0)
         }
     }
 }

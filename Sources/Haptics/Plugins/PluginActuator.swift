@@ -40,6 +40,8 @@ public final class PluginActuator: Actuator {
         raw.time_ns = frame.time.nanoseconds
         let count = min(frame.channels.count, Int(HAPTICS_MAX_CHANNELS))
         raw.channel_count = UInt32(count)
+        // Only to a device that said it takes them: an older backend would lift them over its offset.
+        if frame.levels, description.envelope?.acceptsLevels == true { raw.flags = HAPTICS_FRAME_LEVELS.rawValue }
         withUnsafeMutableBytes(of: &raw.channels) { bytes in
             let channels = bytes.bindMemory(to: haptics_channel_drive_v1.self)
             for index in 0..<count {

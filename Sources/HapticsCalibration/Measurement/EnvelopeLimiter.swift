@@ -1,19 +1,17 @@
 import Haptics
 
 extension DriveEnvelope {
-    /// The amplitude that becomes `level` (0 at or below the offset, 1 at full scale).
-    public func amplitude(forLevel level: Double) -> Double {
-        guard amplitudeOffset < 1 else { return 0 }
-        return min(max((level - amplitudeOffset) / (1 - amplitudeOffset), 0), 1)
-    }
-
     /// The largest amplitude a kick passes (its level is ``kickLevel``).
     public var kickAmplitudeLimit: Double { amplitude(forLevel: kickLevel) }
 
-    /// The envelope `device`'s backend applies, from its description; nil when the backend passes
+    /// The envelope calibration drives `device` through, from its description: the backend's own,
+    /// or, for a device that takes frames of levels, the same limits with no offset (calibration
+    /// measures it from zero, ``CalibrationProfile/DriveScale/level``); nil when the backend passes
     /// amplitudes through unchanged (or does not say).
     public static func of(_ device: DeviceDescription) -> DriveEnvelope? {
-        device.envelope.flatMap { $0 == .passThrough ? nil : $0 }
+        guard let envelope = device.envelope else { return nil }
+        let measured = envelope.acceptsLevels ? envelope.forLevels : envelope
+        return measured == .passThrough || measured == DriveEnvelope(acceptsLevels: true) ? nil : measured
     }
 }
 

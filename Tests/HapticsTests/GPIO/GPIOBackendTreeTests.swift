@@ -59,10 +59,42 @@ struct GPIOBackendTreeTests {
         let (tree, boards) = try rig()
         let listed = try #require(system(tree, boards: boards).devices().first { $0.id == "gpio:rpi-coin-erm:erm" })
         let envelope = try #require(listed.envelope)
-        #expect(envelope == DriveEnvelope(amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1, kickDuration: 0.04, maxContinuousDuration: 10, restDuration: 0.05))
+        #expect(
+            envelope
+                == DriveEnvelope(
+                    amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1, kickDuration: 0.04, maxContinuousDuration: 10, restDuration: 0.05, acceptsLevels: true))
         #expect(abs(envelope.steadyAmplitudeLimit - 0.35 / 0.75) < 1e-6)
         #expect(envelope.steadyLevel(forAmplitude: 1) == 0.6)
         #expect(envelope.level(forAmplitude: 0) == 0)
+    }
+
+    @Test("a frame of levels reaches the PWM as it is, under the board's dead zone; a frame of amplitudes is lifted over it")
+    func framesOfLevels() throws {
+        let (tree, boards) = try rig()
+        try tree.export(0)
+        let device = try system(tree, boards: boards).openDevice("gpio:rpi-coin-erm:erm")
+        defer { device.close() }
+        try device.beginActivity()
+        /// The duty cycle once the backend has written it (its writes may trail the call), ns.
+        func duty(becomes expected: String) throws -> String {
+            var value = ""
+            for _ in 0..<200 {
+                value = try tree.read("pwm0/duty_cycle").trimmingCharacters(in: .whitespacesAndNewlines)
+                if value == expected { break }
+                usleep(5_000)
+            }
+            return value
+        }
+        // 20 kHz: a 50 000 ns period; an ERM on a transistor takes the level as its duty cycle.
+        try device.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 0.1)], levels: true))
+        #expect(try duty(becomes: "5000") == "5000", "level 0.1, under the 0.25 dead zone")
+        try device.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 0.1)]))
+        #expect(try duty(becomes: "16250") == "16250", "amplitude 0.1 → level 0.25 + 0.1 × 0.75")
+        // The rated limit holds for levels too, once the kick window is over.
+        try device.submit(DriveFrame(time: .monotonicNow(), channels: [ChannelDrive(amplitude: 0.9)], levels: true))
+        #expect(try duty(becomes: "30000") == "30000", "level 0.9 held at the rated 0.6")
+        device.endActivity()
+        #expect(try duty(becomes: "0") == "0", "the activity's end stops it")
     }
 
     @Test("a bad board file is listed as unavailable with its error; the good board beside it still lists and opens")
