@@ -150,10 +150,14 @@ extension SourceOptions {
                 var details = ["axes \(axes)\(rate)"]
                 if let bench { details.insert("bench \(bench.preset.name): \(bench.preset.title) (\(bench.directory))", at: 0) }
                 if let envelope = source.envelope {
-                    details.append(
-                        "backend envelope: amplitude a → level \(fixed(envelope.amplitudeOffset, 3)) + a × \(fixed(1 - envelope.amplitudeOffset, 3)); "
-                            + "held up to \(fixed(envelope.ratedLevel, 3)) (amplitude \(fixed(envelope.steadyAmplitudeLimit, 3))), kick to \(fixed(envelope.kickLevel, 3)) "
-                            + "for \(fixed(envelope.kickDuration * 1000, 0)) ms")
+                    let stated = opened.description.envelope ?? envelope
+                    let drive =
+                        envelope.amplitudeOffset == stated.amplitudeOffset
+                        ? "amplitude a → level \(fixed(envelope.amplitudeOffset, 3)) + a × \(fixed(1 - envelope.amplitudeOffset, 3)); "
+                            + "held up to \(fixed(envelope.ratedLevel, 3)) (amplitude \(fixed(envelope.steadyAmplitudeLimit, 3)))"
+                        : "measured in levels from 0 (the board's offset \(fixed(stated.amplitudeOffset, 3)) is the uncalibrated guess this profile replaces); "
+                            + "held up to \(fixed(envelope.ratedLevel, 3))"
+                    details.append("backend envelope: \(drive), kick to \(fixed(envelope.kickLevel, 3)) for \(fixed(envelope.kickDuration * 1000, 0)) ms")
                 }
                 var result = OpenedSource(
                     source: source, description: "accelerometer \(sensor.name) (\(sensor.directory))", details: details, system: system,
@@ -288,6 +292,16 @@ struct Calibrate: ParsableCommand {
                 let stop = channel.stopDrive.map { $0 < start ? "; running, down to \(fixed($0, 4)) (hysteresis)" : "" } ?? ""
                 print("  start threshold    \(fixed(start, 4)) from rest\(stop)")
             }
+            let fromRest = channel.lowestOutputFromRest(), running = channel.lowestRunningOutput()
+            if fromRest > 0 {
+                print(
+                    "  floor              \(fixed(fromRest, 3)) \(unitName) from rest (a tap asking less leaves it at rest); "
+                        + (running <= 0
+                            ? "sustained vibrations start at the threshold and hold down to the stop, where the output falls to nothing"
+                            : running < fromRest
+                                ? "sustained vibrations start at the threshold and hold down to \(fixed(running, 3)) \(unitName)"
+                                : "sustained vibrations asking less are not rendered as asked"))
+            }
             let at = measurement.map { $0.amplitudeFrequency > 0 ? " at \(fixed($0.amplitudeFrequency, 1)) Hz" : "" } ?? ""
             print("  response           exponent \(fixed(channel.responseExponent, 3)), \(fixed(fit.amplitude.fullScale, 3)) \(unitName) at full drive\(at) (fit R² \(fixed(fit.amplitude.rSquared, 4)))")
             if let saturation = channel.saturationOutput { print("  saturation         levels off at \(fixed(saturation, 3)) \(unitName)") }
@@ -333,7 +347,10 @@ struct Calibrate: ParsableCommand {
 /// One paragraph about a verification.
 func summary(_ report: VerificationReport) -> String {
     "verification         tones R² \(fixed(report.toneLinearity.rSquared, 5)), slope \(fixed(report.toneLinearity.slope, 3)); "
-        + "mean error \(fixed(report.meanError * 100, 1)) %, largest \(fixed(report.maxError * 100, 1)) % over \(report.all.count) references"
+        + "mean error \(fixed(report.meanError * 100, 1)) %, largest \(fixed(report.maxError * 100, 1)) % over \(report.judged.count) references"
+        + (report.unreachable.isEmpty
+            ? ""
+            : "; \(report.unreachable.count) under the profile's floor (\(report.unreachable.map(\.name).joined(separator: ", "))): unreachable, not counted")
         + (report.meanError <= CalibrationDiagnosis.maximumMeanError ? "" : " (over the \(fixed(CalibrationDiagnosis.maximumMeanError * 100, 0)) % a profile may have)")
 }
 
@@ -383,7 +400,8 @@ struct Verify: ParsableCommand {
         let report = try Verifier.verify(chosen, source: opened.source, plan: options.plan, progress: TerminalProgress())
         print("  \(pad("reference", 28)) \(padLeft("asked (g)", 10)) \(padLeft("measured", 10)) \(padLeft("error", 8))")
         for item in report.all {
-            print("  \(pad(item.name, 28)) \(padLeft(fixed(item.requested, 3), 10)) \(padLeft(fixed(item.measured, 3), 10)) \(padLeft(fixed(item.relativeError * 100, 1) + " %", 8))")
+            let error = item.belowFloor ? "under the floor" : fixed(item.relativeError * 100, 1) + " %"
+            print("  \(pad(item.name, 28)) \(padLeft(fixed(item.requested, 3), 10)) \(padLeft(fixed(item.measured, 3), 10)) \(padLeft(error, 8))")
         }
         print(summary(report))
         if let svg = options.svg {
@@ -469,6 +487,7 @@ struct ShowProfile: ParsableCommand {
         print("\(profile.deviceID ?? device): \(origin)")
         guard !profile.channels.isEmpty else { return }
         print("  source             \(profile.source.rawValue)")
+        if profile.drive == .level { print("  drive              levels from 0 (measured from zero; replaces the board's offset)") }
         for channel in profile.channels {
             var line = "  \(pad(channel.name, 18)) dead zone \(fixed(channel.deadZone, 3)), exponent \(fixed(channel.responseExponent, 2)), full scale \(fixed(channel.fullScaleOutput, 3))"
             if let f0 = channel.resonantFrequency { line += ", f0 \(fixed(f0, 1)) Hz" }
@@ -477,6 +496,7 @@ struct ShowProfile: ParsableCommand {
             if !channel.frequencyResponse.isEmpty { line += ", \(channel.frequencyResponse.count)-point frequency map" }
             if let saturation = channel.saturationOutput { line += ", levels off at \(fixed(saturation, 3))" }
             if let start = channel.startDrive { line += ", starts at \(fixed(start, 3))" + (channel.stopDrive.map { $0 < start ? " (runs down to \(fixed($0, 3)))" : "" } ?? "") }
+            if channel.lowestOutputFromRest() > 0 { line += ", floor \(fixed(channel.lowestOutputFromRest(), 3)) from rest" }
             if let rise = channel.riseTime { line += ", spin-up \(fixed(rise * 1000, 0)) ms" }
             if let fall = channel.fallTime { line += ", spin-down \(fixed(fall * 1000, 0)) ms" }
             print(line)

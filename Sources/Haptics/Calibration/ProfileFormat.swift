@@ -1,6 +1,6 @@
 import HapticsSupport
 
-/// The calibration-profile file format, version 2 (version 1 is still read): one JSON object per device.
+/// The calibration-profile file format, version 3 (versions 1 and 2 are still read): one JSON object per device.
 ///
 /// ```json
 /// {
@@ -27,10 +27,15 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1` and `2`. A newer version (any
-///   larger whole number, however large) is refused with a message saying so, never half-read.
-///   Version 2 adds the channel keys marked (2) and negative dead zones; a profile that uses none of
-///   them is written as version 1, so older builds keep reading it.
+/// - `format_version` (required): whole number; this build reads `1`, `2` and `3`. A newer version
+///   (any larger whole number, however large) is refused with a message saying so, never half-read.
+///   Version 2 adds the channel keys marked (2) and negative dead zones; version 3 adds `drive`. A
+///   profile is written with the oldest version that holds it, so older builds keep reading it.
+/// - (3) `drive`: `"amplitude"` (default) or `"level"`. Drives (`dead_zone`, `start_drive`,
+///   `stop_drive`, `limits`) are the amplitudes a frame asks for, which a backend with a drive
+///   envelope lifts over its board's offset; or, `"level"`, levels of the hardware's full scale from
+///   0, as measured from zero on a device that takes frames of levels (`HAPTICS_FRAME_LEVELS`).
+///   Such a profile replaces the board's offset for its device.
 /// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
 ///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
 ///   default. `device_name`: the name when measured (informational).
@@ -102,7 +107,7 @@ public enum ProfileFormat {
         public static let time = 0.0...10.0
     }
 
-    static let topKeys = ["format_version", "device_id", "device_name", "source", "channels", "sharpness", "transient", "limits"]
+    static let topKeys = ["format_version", "device_id", "device_name", "source", "drive", "channels", "sharpness", "transient", "limits"]
     static let channelKeys = [
         "name", "dead_zone", "response_exponent", "full_scale_output", "resonant_frequency_hz", "q_factor", "frequency_response", "usable_band_hz",
     ]
@@ -146,11 +151,13 @@ public enum ProfileFormat {
             throw versionCursor.error(
                 "format version \(JSONValue.format(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
         }
+        if version < 3, let cursor = object.optional("drive") { throw cursor.error("drive needs \"format_version\": 3 (this file says \(Int(version)))") }
         try object.rejectUnknownKeys(allowed: topKeys)
         let deviceID = try object.optional("device_id")?.string()
         if let deviceID, deviceID.isEmpty { throw try object.required("device_id").error("expected a non-empty device id") }
         let deviceName = try object.optional("device_name")?.string()
         let sourceName = try object.required("source").string(oneOf: CalibrationProfile.Source.allCases.map(\.rawValue))
+        let drive = try object.optional("drive")?.string(oneOf: CalibrationProfile.DriveScale.allCases.map(\.rawValue)) ?? "amplitude"
         let channelCursors = try object.required("channels").array()
         guard Range.channels.contains(channelCursors.count) else {
             throw try object.required("channels").error(
@@ -163,7 +170,7 @@ public enum ProfileFormat {
         let limits = try object.optional("limits").map { cursor throws(JSONPathError) in try driveLimits(cursor.object()) } ?? CalibrationProfile.DriveLimits()
         return CalibrationProfile(
             deviceID: deviceID, deviceName: deviceName, source: CalibrationProfile.Source(rawValue: sourceName)!, channels: channels,
-            sharpness: sharpness, transient: transient, limits: limits)
+            sharpness: sharpness, transient: transient, limits: limits, drive: CalibrationProfile.DriveScale(rawValue: drive)!)
     }
 
     static func channel(_ object: JSONObjectCursor, version: Int) throws(JSONPathError) -> ChannelCalibration {
@@ -268,6 +275,7 @@ public enum ProfileFormat {
         if let id = profile.deviceID { top.append(("device_id", .string(id))) }
         if let name = profile.deviceName { top.append(("device_name", .string(name))) }
         top.append(("source", .string(profile.source.rawValue)))
+        if profile.drive != .amplitude { top.append(("drive", .string(profile.drive.rawValue))) }
         top.append(("channels", .array(profile.channels.map(channelValue))))
         let sharpness: JSONObject
         switch profile.sharpness {
@@ -309,13 +317,14 @@ public enum ProfileFormat {
         return .object(JSONObject(members))
     }
 
-    /// The oldest format version that holds `profile`: 1 unless it uses what version 2 added, so
+    /// The oldest format version that holds `profile`: 1 unless it uses what version 2 or 3 added, so
     /// older builds keep reading the profiles they can.
     public static func version(for profile: CalibrationProfile) -> Int {
         let needsVersion2 = profile.channels.contains { channel in
             channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil
                 || channel.riseTime != nil || channel.fallTime != nil
         }
+        if profile.drive != .amplitude { return 3 }
         return needsVersion2 || profile.transient.intensityExponent != 1 || profile.transient.level != 1 ? 2 : 1
     }
 

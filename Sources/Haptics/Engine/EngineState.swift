@@ -193,7 +193,7 @@ struct DeviceOutput: Sendable {
     mutating func mixVoices(scale: Double) {
         for index in voices.indices {
             let voice = voices[index]
-            mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
+            mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &mixed)
         }
     }
 
@@ -223,12 +223,12 @@ struct DeviceOutput: Sendable {
         where firstFrames[index].timeline === timeline && firstFrames[index].position == position && firstFrames[index].scale == scale {
             return (firstFrames[index].drives, firstFrames[index].next)
         }
-        let (voices, next, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step)
+        let (voices, next, _) = timeline.evaluate(at: position, shape: mapper.profile.transient, external: nil, step: step, startWindow: mapper.startWindow)
         var drives: [ChannelDrive]?
         if !voices.isEmpty {
             var frame = [ChannelDrive](repeating: .off, count: lastDrives.count)
             for voice in voices {
-                mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &frame)
+                mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &frame)
             }
             drives = quantized(frame)
         }

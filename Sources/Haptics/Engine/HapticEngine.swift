@@ -402,11 +402,12 @@ public final class HapticEngine: Sendable {
             } else {
                 fullPass = true
                 let (voices, _, _) = player.timeline.evaluate(
-                    at: player.startOffset, shape: outputs[index].mapper.profile.transient, external: external, step: outputs[index].step)
+                    at: player.startOffset, shape: outputs[index].mapper.profile.transient, external: external, step: outputs[index].step,
+                    startWindow: outputs[index].mapper.startWindow)
                 guard !voices.isEmpty else { continue }
                 var mixed = outputs[index].lastDrives
                 for voice in voices {
-                    outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, into: &mixed)
+                    outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &mixed)
                 }
                 desired = outputs[index].quantized(mixed)
             }
@@ -416,7 +417,7 @@ public final class HapticEngine: Sendable {
                 fullPass = true
                 continue
             }
-            let frame = DriveFrame(time: now, channels: consume desired)
+            let frame = DriveFrame(time: now, channels: consume desired, levels: outputs[index].mapper.sendsLevels)
             do {
                 if outputs[index].active {
                     try device.submit(frame)
@@ -584,7 +585,7 @@ public final class HapticEngine: Sendable {
                     consider(earliest)
                 } else if core.outputs[index].active {
                     do {
-                        try device.submit(DriveFrame(time: now, channels: core.outputs[index].mixed))
+                        try device.submit(DriveFrame(time: now, channels: core.outputs[index].mixed, levels: core.outputs[index].mapper.sendsLevels))
                         core.outputs[index].record(core.outputs[index].mixed)
                         core.outputs[index].lastSubmit = now
                     } catch {
@@ -646,7 +647,8 @@ public final class HapticEngine: Sendable {
             let step = outputs[index].step
             let shape = outputs[index].mapper.profile.transient
             outputs[index].voices.removeAll(keepingCapacity: true)
-            let (nextPosition, underWay) = player.timeline.evaluate(at: position, shape: shape, external: external, step: step, into: &outputs[index].voices)
+            let (nextPosition, underWay) = player.timeline.evaluate(
+                at: position, shape: shape, external: external, step: step, startWindow: outputs[index].mapper.startWindow, into: &outputs[index].voices)
             if let scale, !player.isMuted { outputs[index].mixVoices(scale: player.intensityScale * scale) }
             consider(player.instant(ofChange: nextPosition, end: end, from: now, position: position))
             if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }

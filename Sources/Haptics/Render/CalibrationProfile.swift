@@ -7,7 +7,7 @@
 /// physical output. A device that cannot reach the asked output saturates at its rated level.
 public struct CalibrationProfile: Sendable, Hashable {
     /// The current version of the profile format (version 1 files are still read).
-    public static let formatVersion = 2
+    public static let formatVersion = 3
     /// The output intensity 1 asks for, in reference units (g of peak acceleration when measured with an accelerometer).
     public static let referenceOutput = 1.0
 
@@ -23,6 +23,17 @@ public struct CalibrationProfile: Sendable, Hashable {
         case interactive
         /// Measured with an accelerometer through Linux IIO.
         case accelerometer
+    }
+
+    /// What a profile's drives are (its channels' dead zone, start and stop drives, its limits).
+    public enum DriveScale: String, Sendable, Hashable, CaseIterable {
+        /// Amplitudes as a frame asks for them: a backend with a drive envelope lifts every
+        /// non-zero one over its board's offset (the default).
+        case amplitude
+        /// Levels of the hardware's full scale from 0, sent as frames of levels
+        /// (``DriveFrame/levels``): measured from zero on a device whose envelope
+        /// ``DriveEnvelope/acceptsLevels``. Replaces the board's offset for the device.
+        case level
     }
 
     /// How sharpness (0 … 1) reaches the hardware.
@@ -94,12 +105,15 @@ public struct CalibrationProfile: Sendable, Hashable {
     public var transient: TransientShape
     /// The drive limits.
     public var limits: DriveLimits
+    /// What the drives are: amplitudes (lifted by the backend over its offset) or levels from 0.
+    public var drive: DriveScale
 
     /// A profile.
     public init(
         deviceID: String?, deviceName: String?, source: Source, channels: [ChannelCalibration], sharpness: SharpnessMapping,
-        transient: TransientShape, limits: DriveLimits = DriveLimits()
+        transient: TransientShape, limits: DriveLimits = DriveLimits(), drive: DriveScale = .amplitude
     ) {
+        self.drive = drive
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.source = source
@@ -213,6 +227,25 @@ public struct ChannelCalibration: Sendable, Hashable {
         return output >= 0.5 * self.output(atDrive: .leastNonzeroMagnitude, frequency: frequency) ? .leastNonzeroMagnitude : 0
     }
 
+    /// The lowest steady output the channel gives when started from rest, reference units, at
+    /// `frequency` (0: its best): what its ``startDrive`` gives (less does not start it), or, where
+    /// every drive gives output (a negative dead zone), what its smallest drive gives; 0 when its
+    /// output grows from nothing. A tap asking for less leaves the actuator at rest; a sustained
+    /// vibration is started at the threshold and held lower (``lowestRunningOutput(at:)``).
+    public func lowestOutputFromRest(at frequency: Double = 0) -> Double {
+        if let start = startDrive { return output(atDrive: start, frequency: frequency) }
+        return deadZone < 0 ? output(atDrive: .leastNonzeroMagnitude, frequency: frequency) : 0
+    }
+
+    /// The lowest steady output the channel holds once running, reference units, at `frequency`
+    /// (0: its best): what its ``stopDrive`` gives, else ``lowestOutputFromRest(at:)``. Outputs
+    /// under it are the profile's declared floor (``CalibrationProfile/floorOutput``):
+    /// calibration's verification reports them as unreachable rather than wrong.
+    public func lowestRunningOutput(at frequency: Double = 0) -> Double {
+        if let stop = stopDrive { return output(atDrive: stop, frequency: frequency) }
+        return lowestOutputFromRest(at: frequency)
+    }
+
     /// The output (reference units) a running channel gives at `drive` and `frequency`: the inverse of ``drive(forOutput:at:)``.
     public func output(atDrive drive: Double, frequency: Double) -> Double {
         guard drive > 0, drive > deadZone else { return 0 }
@@ -223,6 +256,16 @@ public struct ChannelCalibration: Sendable, Hashable {
 }
 
 extension CalibrationProfile {
+    /// The lowest steady output every driven channel holds, reference units: the profile's floor
+    /// for sustained vibrations (the largest of its channels'
+    /// ``ChannelCalibration/lowestRunningOutput(at:)`` at their best frequency). The renderer
+    /// starts a channel with a start threshold at it and then holds the drive asked for, so a
+    /// sustained vibration reaches down to what a running actuator holds; a sustained intensity
+    /// asking for less is not rendered as asked.
+    public var floorOutput: Double {
+        channels.filter { $0.fullScaleOutput > 0 }.map { $0.lowestRunningOutput() }.max() ?? 0
+    }
+
     /// The default for a device nothing was measured on: linear, no dead zone, full scale equal to
     /// the reference, and a sharpness mapping and transient shape chosen from the device's kind.
     ///

@@ -25,31 +25,45 @@ public struct DriveMapper: Sendable, Hashable {
         }
     }
 
+    /// Whether the drives are levels the device takes as they are: the frames the engine sends for
+    /// them are marked ``DriveFrame/levels``. A profile of levels for a device that does not take
+    /// them (a backend older than ABI 1.3) has its levels turned into amplitudes through the
+    /// device's envelope instead, the nearest the device has.
+    public var sendsLevels: Bool { profile.drive == .level && device.envelope?.acceptsLevels == true }
+
+    /// How long a sustained vibration is started at its channels' start thresholds, in seconds:
+    /// 0.02 where a channel has a ``ChannelCalibration/startDrive``, else 0 (nothing to start).
+    public var startWindow: Double { profile.channels.contains { $0.startDrive != nil } ? PatternTimeline.startWindow : 0 }
+
     /// The drive of every channel for `intensity` (0 … 1, or up to the profile's tap
     /// ``CalibrationProfile/TransientShape/level`` where that trims a tap up) and `sharpness`
     /// (0 … 1); `gain` multiplies the drive above the dead zone (a transient's kick) and lifts the
-    /// limit from the rated to the overdrive level.
-    public func drives(intensity: Double, sharpness: Double, gain: Double = 1) -> [ChannelDrive] {
+    /// limit from the rated to the overdrive level; `starting` (a sustained vibration's first
+    /// 20 ms) lifts a drive under a channel's ``ChannelCalibration/startDrive`` to it, so the
+    /// actuator breaks away from rest.
+    public func drives(intensity: Double, sharpness: Double, gain: Double = 1, starting: Bool = false) -> [ChannelDrive] {
         var result = [ChannelDrive](repeating: .off, count: device.channels.count)
-        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain) { index, drive in result[index] = drive }
+        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain, starting: starting) { index, drive in result[index] = drive }
         return result
     }
 
-    /// Mixes what ``drives(intensity:sharpness:gain:)`` gives into `mixed` (one entry per channel),
+    /// Mixes what ``drives(intensity:sharpness:gain:starting:)`` gives into `mixed` (one entry per channel),
     /// keeping on each channel the stronger drive: how the engine sums voices, in place, with no
     /// array built.
-    func mix(intensity: Double, sharpness: Double, gain: Double, into mixed: inout [ChannelDrive]) {
-        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain) { index, drive in
+    func mix(intensity: Double, sharpness: Double, gain: Double, starting: Bool = false, into mixed: inout [ChannelDrive]) {
+        forEachDrive(intensity: intensity, sharpness: sharpness, gain: gain, starting: starting) { index, drive in
             if drive.amplitude > mixed[index].amplitude { mixed[index] = drive }
         }
     }
 
     /// Calls `body` with each channel that is driven and its drive (channels left out are off).
-    private func forEachDrive(intensity: Double, sharpness: Double, gain: Double, _ body: (Int, ChannelDrive) -> Void) {
+    private func forEachDrive(intensity: Double, sharpness: Double, gain: Double, starting: Bool = false, _ body: (Int, ChannelDrive) -> Void) {
         let target = max(0, min(intensity, max(profile.transient.level, 1))) * CalibrationProfile.referenceOutput
         let sharpness = max(0, min(sharpness, 1))
         let cap = gain > 1 ? profile.limits.overdriveLevel : profile.limits.ratedLevel
         guard target > 0 else { return }
+        let envelope = device.envelope ?? .passThrough
+        let convertsLevels = profile.drive == .level && !envelope.acceptsLevels
 
         func drive(_ index: Int, output: Double, frequency: Double) {
             // The kick multiplies the part of the drive above the dead zone, so kicked taps stay
@@ -60,8 +74,13 @@ public struct DriveMapper: Sendable, Hashable {
                 // The smallest drive gives output here: keep it from rounding to nothing.
                 level = max(level, 1 / Double(max(device.channels[index].amplitudeSteps - 1, 1)))
             }
+            // A sustained vibration's start: under the start threshold the actuator would stay at
+            // rest, so it gets the threshold until it has broken away, then holds what was asked
+            // (above the stop threshold a running motor keeps turning).
+            if starting, let start = channel.startDrive, level > 0, level < start { level = start }
             let kicked = level > channel.deadZone ? channel.deadZone + (level - channel.deadZone) * gain : level
-            body(index, ChannelDrive(amplitude: min(kicked, cap), frequency: frequency))
+            let capped = min(kicked, cap)
+            body(index, ChannelDrive(amplitude: convertsLevels ? envelope.amplitude(forLevel: capped) : capped, frequency: frequency))
         }
 
         switch profile.sharpness {

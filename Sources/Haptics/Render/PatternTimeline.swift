@@ -85,6 +85,10 @@ struct Voice: Sendable, Hashable {
     var sharpness: Double
     /// Drive multiplier (a transient's kick), 1 otherwise.
     var gain: Double
+    /// A sustained vibration in its first ``PatternTimeline/startWindow``: a channel with a start
+    /// threshold is driven at least at it, so the actuator breaks away from rest and then holds
+    /// the lower drive asked for (``DriveMapper``).
+    var starting = false
 }
 
 /// A pattern prepared for rendering: its haptic events in time order and its control tracks.
@@ -96,6 +100,11 @@ struct Voice: Sendable, Hashable {
 /// so starting one retains one object, and what a render remembered for a timeline is found again
 /// by its identity.
 final class PatternTimeline: Sendable {
+    /// How long a sustained vibration is driven at least at its channel's start threshold, in
+    /// seconds: a motor breaks away as soon as its drive passes the threshold (its winding's
+    /// current rises in well under a millisecond), and 20 ms outlasts a late write or two.
+    static let startWindow = 0.020
+
     struct Event: Sendable {
         var start: Double
         var duration: Double
@@ -145,19 +154,22 @@ final class PatternTimeline: Sendable {
     /// `time + step` while ramping); and whether any event is under way (it may be silent now and
     /// audible later, as under an intensity ramp rising from 0). `external` holds the current values
     /// of the controls sent to the player at run time (indexed by ``HapticControl``): intensity
-    /// multiplies, the others add.
+    /// multiplies, the others add. A sustained vibration is ``Voice/starting`` for its first
+    /// `startWindow` seconds (``DriveMapper/startWindow``: 0 where no channel has a start threshold,
+    /// so nothing changes there).
     func evaluate(
-        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double
+        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double, startWindow: Double = 0
     ) -> (voices: [Voice], next: Double?, active: Bool) {
         var voices: [Voice] = []
-        let (next, active) = evaluate(at: time, shape: shape, external: external, step: step, into: &voices)
+        let (next, active) = evaluate(at: time, shape: shape, external: external, step: step, startWindow: startWindow, into: &voices)
         return (voices, next, active)
     }
 
-    /// ``evaluate(at:shape:external:step:)`` appending the voices to `voices` (the engine's pass
-    /// reuses one buffer, so rendering builds no array).
+    /// ``evaluate(at:shape:external:step:startWindow:)`` appending the voices to `voices` (the
+    /// engine's pass reuses one buffer, so rendering builds no array).
     func evaluate(
-        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double, into voices: inout [Voice]
+        at time: Double, shape: CalibrationProfile.TransientShape, external: [Double]?, step: Double, startWindow: Double = 0,
+        into voices: inout [Voice]
     ) -> (next: Double?, active: Bool) {
         // The pattern sets no control (no dynamic parameter, no curve): each is at its default.
         let untouched = controls.isUntouched
@@ -170,6 +182,7 @@ final class PatternTimeline: Sendable {
         var ramping = false
         var active = false
         var summed = 0.0, weightedSharpness = 0.0
+        var starting = false
 
         // Events starting after `time` only matter for the next breakpoint: the first of them.
         let firstLater = events.partitionIndex { $0.start > time }
@@ -230,11 +243,15 @@ final class PatternTimeline: Sendable {
             next = min(next, event.start + length)
             active = true
             let intensity = event.intensity * max(envelope, 0) * control(.intensity, time)
+            if age < startWindow {
+                starting = true
+                next = min(next, event.start + startWindow)
+            }
             summed += intensity
             weightedSharpness += intensity * min(max(event.sharpness + control(.sharpness, time), 0), 1)
         }
         if summed > 0 {
-            voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1))
+            voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1, starting: starting))
         }
         // A control moving under an event changes the output even when it is silent this instant.
         if active, !untouched, controls.isRamping(at: time) { ramping = true }

@@ -121,6 +121,7 @@ public struct Calibrator: Sendable {
         profile.deviceID = device.id
         profile.deviceName = device.name
         profile.source = source.method
+        profile.drive = .measured(on: device)
         // In amplitudes, as the engine sends them: the backend lifts and limits them itself.
         profile.limits = CalibrationProfile.DriveLimits(
             ratedLevel: max(envelope?.steadyAmplitudeLimit ?? 1, ProfileFormat.Range.ratedLevel.lowerBound),

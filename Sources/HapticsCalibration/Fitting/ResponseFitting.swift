@@ -23,10 +23,13 @@ public struct AmplitudeFit: Sendable, Hashable {
     public var saturation: Double?
     /// The smallest drive that starts the actuator from rest; nil when every drive measured does.
     public var startDrive: Double?
-    /// The smallest drive that keeps a running actuator going; nil when not measured below the start.
+    /// The smallest drive that keeps a running actuator going: the lowest it was seen turning at
+    /// below the start, else where its running curve starts; nil without a start threshold.
     public var stopDrive: Double?
     /// Measured minus fitted output at each point the curve was fitted to, in the measurement's unit.
     public var residuals: [ResponsePoint] = []
+    /// The noise the fitted outputs were compared with (added in power), in the measurement's unit.
+    public var noiseFloor = 0.0
 
     /// A fit.
     public init(
@@ -51,10 +54,12 @@ public struct AmplitudeFit: Sendable, Hashable {
         return raw / (1 + (raw / saturation) * (raw / saturation)).squareRoot()
     }
 
-    /// The root-mean-square of the residuals relative to the fitted outputs (0.02 = 2 %).
+    /// The root-mean-square of the residuals relative to the fitted outputs with the noise
+    /// (0.02 = 2 %): a point just over where the curve starts is measured as noise, not as nothing.
     public var relativeResidualRMS: Double {
         let relative = residuals.compactMap { point -> Double? in
-            let fitted = output(atDrive: point.input)
+            let value = output(atDrive: point.input)
+            let fitted = (value * value + noiseFloor * noiseFloor).squareRoot()
             return fitted > 0 ? point.output / fitted : nil
         }
         guard !relative.isEmpty else { return 0 }
@@ -238,7 +243,11 @@ public enum ResponseFitting {
         if let bent, let plain, bent.cost < 0.7 * plain.cost { chosen = bent }
 
         let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
-        let start = chosen.start > 0 ? up[chosen.start].input : nil
+        // The start: the first drive that clearly moved it from rest (more than the noise, as for
+        // the running points below). One at the noise may or may not have, and the renderer kicks
+        // a sustained vibration to this drive to start it.
+        let clearly = up[chosen.start...].first { $0.output * $0.output > 1.6 * floor * floor }?.input
+        let start = chosen.start > 0 ? (clearly ?? up[chosen.start].input) : nil
         // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
         // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
@@ -247,13 +256,17 @@ public enum ResponseFitting {
         }
         var fit = AmplitudeFit(
             deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,
-            startDrive: start, stopDrive: start.map { start in min(running.map(\.input).min() ?? start, start) })
+            // The stop: the lowest drive a running actuator was seen turning at; where none was
+            // (its output there under the sensor's noise), where its running curve starts, which
+            // for a motor is where running friction stops it.
+            startDrive: start, stopDrive: start.map { start in min(running.map(\.input).min() ?? max(chosen.deadZone, 0), start) })
         let predicted = moving.map { point -> Double in
             let value = fit.output(atDrive: point.input)
             return (value * value + floor * floor).squareRoot()
         }
         fit.rSquared = rSquared(moving.map(\.output), predicted)
         fit.residuals = zip(moving, predicted).map { ResponsePoint(input: $0.input, output: $0.output - $1) }.sorted { $0.input < $1.input }
+        fit.noiseFloor = floor
         return fit
     }
 

@@ -121,7 +121,7 @@ public enum ChannelProbe {
         let base = CalibrationProfile.uncalibrated(for: device)
         return CalibrationProfile(
             deviceID: device.id, deviceName: device.name, source: .uncalibrated, channels: channels, sharpness: sharpness,
-            transient: base.transient)
+            transient: base.transient, drive: .measured(on: device))
     }
 
     /// The sharpness that makes the probe profile drive `channel` at `frequency` Hz (0 for a channel
@@ -135,5 +135,13 @@ public enum ChannelProbe {
     /// The frequency sharpness `sharpness` selects within `band` (as the renderer does), Hz.
     public static func frequency(forSharpness sharpness: Double, band: ClosedRange<Double>) -> Double {
         band.lowerBound * pow(band.upperBound / band.lowerBound, sharpness)
+    }
+}
+
+extension CalibrationProfile.DriveScale {
+    /// What calibration drives `device` in: levels from zero where its backend takes frames of
+    /// levels (the board's offset is then the calibration's to replace), else amplitudes.
+    public static func measured(on device: DeviceDescription) -> Self {
+        device.envelope?.acceptsLevels == true ? .level : .amplitude
     }
 }

@@ -73,6 +73,13 @@ public enum CalibrationPlots {
         var markers: [SVGChart.Marker] = []
         if let start = fit.amplitude.startDrive {
             markers.append(.init(x: start, label: "starts from rest", color: bandColor))
+            // Hysteresis: once running it keeps going down to its stop.
+            if let stop = fit.amplitude.stopDrive, stop < start - 1e-9 { markers.append(.init(x: stop, label: "stops", color: fittedColor)) }
+            // The floor: the lowest output it starts at from rest, on the curve at the start.
+            series.append(
+                .init(
+                    label: "floor from rest (\(format(fit.amplitude.output(atDrive: start))))",
+                    points: [(0, fit.amplitude.output(atDrive: start)), (start, fit.amplitude.output(atDrive: start))], color: bandColor))
         } else if fit.amplitude.deadZone > 0 {
             markers.append(.init(x: fit.amplitude.deadZone, label: "dead zone", color: bandColor))
         }

@@ -60,12 +60,17 @@ struct CalibrationBenchTests {
     }
 
     static let coinERM = calibrate(.coinERM)
+    static let strongCoinERM = calibrate(.strongCoinERM)
     static let hBridgeLRA = calibrate(.hBridgeLRA)
     static let gamepadMotor = calibrate(.gamepadMotor)
+
+    /// Every bench, by preset name.
+    static let names = ["coin-erm", "coin-erm-strong", "hbridge-lra", "gamepad-motor"]
 
     static func run(_ name: String) throws -> Run {
         switch name {
         case "coin-erm": try coinERM.get()
+        case "coin-erm-strong": try strongCoinERM.get()
         case "hbridge-lra": try hBridgeLRA.get()
         default: try gamepadMotor.get()
         }
@@ -73,7 +78,7 @@ struct CalibrationBenchTests {
 
     @Test(
         "verify reports mean error ≤ 5 % and largest ≤ 15 %, the fit reaches R² ≥ 0.98, and the profile is accepted",
-        arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+        arguments: names)
     func verifies(_ name: String) throws {
         let run = try Self.run(name)
         let report = run.verification
@@ -88,14 +93,18 @@ struct CalibrationBenchTests {
         print(Self.row(run))
     }
 
-    @Test("the backend states its board's envelope and the calibration stays inside it", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    @Test("the backend states its board's envelope and the calibration stays inside it", arguments: names)
     func staysInsideTheEnvelope(_ name: String) throws {
         let run = try Self.run(name)
         let stated = try #require(run.description.envelope, "the GPIO backend describes its drive envelope")
-        let truth = run.preset.envelope
-        #expect(abs(stated.amplitudeOffset - truth.amplitudeOffset) < 1e-6 && abs(stated.ratedLevel - truth.ratedLevel) < 1e-6)
-        #expect(abs(stated.kickLevel - truth.kickLevel) < 1e-6 && abs(stated.kickDuration - truth.kickDuration) < 1e-6)
-        // The amplitude sweep ends at the largest amplitude the backend holds steadily, not at 1.
+        let board = run.preset.envelope
+        #expect(abs(stated.amplitudeOffset - board.amplitudeOffset) < 1e-6 && abs(stated.ratedLevel - board.ratedLevel) < 1e-6)
+        #expect(abs(stated.kickLevel - board.kickLevel) < 1e-6 && abs(stated.kickDuration - board.kickDuration) < 1e-6)
+        // It takes frames of levels, so calibration measured it from zero, in levels: the board's
+        // offset is no part of the profile, its limits are the board's levels.
+        #expect(stated.acceptsLevels && run.result.profile.drive == .level)
+        let truth = run.preset.envelope(for: .level)
+        // The amplitude sweep ends at the largest level the backend holds steadily, not at 1.
         let top = try #require(run.measurement.amplitude.map(\.input).max())
         #expect(abs(top - truth.steadyAmplitudeLimit) < 1e-3, "sweep top \(top), steady limit \(truth.steadyAmplitudeLimit)")
         #expect(abs(run.result.profile.limits.ratedLevel - truth.steadyAmplitudeLimit) < 1e-3)
@@ -120,10 +129,10 @@ struct CalibrationBenchTests {
         print("\(name): above the rated level at most \(String(format: "%.1f", longest * 1000)) ms as the bench saw it (kick \(String(format: "%.0f", truth.kickDuration * 1000)) ms)")
     }
 
-    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, plus scheduling lateness, and used for the tones", arguments: ["coin-erm", "hbridge-lra", "gamepad-motor"])
+    @Test("spin-up and spin-down are measured within 25 % (or 12 ms) of the physics, plus scheduling lateness, and used for the tones", arguments: names)
     func timing(_ name: String) throws {
         let run = try Self.run(name)
-        let truth = BenchTruth(preset: run.preset).timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
+        let truth = BenchTruth(preset: run.preset).timing(amplitude: run.preset.envelope(for: .level).steadyAmplitudeLimit)
         let found = try #require(run.measurement.timing)
         // Measured from when the engine asked, so latency (scheduler, sysfs, the sensor's
         // conversion) comes on top of the physics: only late. The bench stamps a write when its
@@ -146,15 +155,40 @@ struct CalibrationBenchTests {
         #expect(measured > 0 && unsettled <= max(1, measured / 20), "\(name): \(unsettled) of \(measured) tones never steady")
     }
 
-    @Test("the coin ERM's smallest drive already spins it: the fitted curve starts below drive 0")
-    func offsetAtDriveZero() throws {
-        let run = try Self.run("coin-erm")
-        #expect(run.fit.deadZone < 0, "curve origin \(run.fit.deadZone)")
-        #expect(run.fit.startDrive == nil)
-        let smallest = try #require(run.measurement.amplitude.filter { $0.input > 0 }.min { $0.input < $1.input })
-        let truth = BenchTruth(preset: .coinERM).steadyOutput(amplitude: smallest.input)
-        #expect(abs(run.fit.output(atDrive: smallest.input) / truth - 1) <= 0.15, "at drive \(smallest.input): fit \(run.fit.output(atDrive: smallest.input)) g, truth \(truth) g")
+    @Test(
+        "measured from zero: a coin ERM's start and stop are found under the board's offset, its floors are stated, and the references under the offset verify",
+        arguments: ["coin-erm", "coin-erm-strong"])
+    func measuredFromZero(_ name: String) throws {
+        let run = try Self.run(name)
+        let truth = BenchTruth(preset: run.preset)
+        let trueStart = truth.startThreshold(), trueStop = truth.stopThreshold()
+        // Both motors break away under the board's guess (a dead zone of 0.25): the sweep went there.
+        #expect(trueStart < run.preset.envelope.amplitudeOffset, "\(name): starts at \(trueStart)")
+        let start = try #require(run.fit.startDrive, "\(name): a start threshold from rest")
+        // The first sweep drive that clearly started it: at or over the start, by less than the
+        // quick plan's steps there (0.03–0.06 of the range).
+        #expect(start >= trueStart - 0.005 && start <= trueStart + 0.06, "\(name): start \(start), truth \(trueStart)")
+        // Running, it keeps going down to where its curve starts: the sensor cannot see the last
+        // milli-g, so the curve's origin stands for the stop.
+        let stop = try #require(run.fit.stopDrive)
+        #expect(stop < start && abs(stop - trueStop) <= 0.03, "\(name): stop \(stop), truth \(trueStop)")
+        #expect(abs(run.fit.deadZone - trueStop) <= 0.03, "\(name): curve origin \(run.fit.deadZone), stop truth \(trueStop)")
         #expect(abs(run.fit.exponent - 2) <= 0.35, "speed-squared growth: exponent \(run.fit.exponent)")
+        // The floor from rest is what the start gives, as the physics has it; running, it holds
+        // down to the stop, so no sustained reference is under the profile's floor.
+        let channel = run.result.profile.channels[0]
+        let fromRest = channel.lowestOutputFromRest(), trueFromRest = truth.steadyOutput(amplitude: start)
+        #expect(abs(fromRest - trueFromRest) <= max(0.3 * trueFromRest, 0.01), "\(name): floor from rest \(fromRest) g, physics \(trueFromRest) g")
+        #expect(run.result.profile.floorOutput < 0.02 && run.verification.unreachable.isEmpty, "\(name): \(run.verification.unreachable.map(\.name))")
+        // What the board's offset would have floored it at, and the tones under that: they verify.
+        let atOffset = truth.steadyOutput(amplitude: run.preset.envelope.amplitudeOffset)
+        for tone in run.verification.tones where tone.requested < atOffset {
+            #expect(abs(tone.relativeError) <= 0.15, "\(name): \(tone.name) measured \(tone.measured) g (the board's offset gives \(atOffset) g)")
+        }
+        print(
+            "\(name): start \(start) (truth \(trueStart)), stop \(stop) (truth \(trueStop)), curve origin \(run.fit.deadZone), "
+                + "floor from rest \(fromRest) g (truth \(trueFromRest)), running floor \(run.result.profile.floorOutput) g, at the board's offset \(atOffset) g; "
+                + "tones under it: \(run.verification.tones.filter { $0.requested < atOffset }.map { "\($0.name) \(String(format: "%+.1f", $0.relativeError * 100)) %" })")
     }
 
     @Test("the gamepad motor starts from rest only above a threshold, and keeps running below it")
@@ -164,11 +198,12 @@ struct CalibrationBenchTests {
         let start = try #require(run.fit.startDrive)
         let stop = try #require(run.fit.stopDrive)
         let trueStart = truth.startThreshold()
-        // The sweep's steps are about 0.03 apart at the bottom: the start lies between two of them.
+        // The quick plan's steps are 0.045 apart here: the start lies between two of them.
         #expect(start >= trueStart - 0.005 && start <= trueStart + 0.06, "start \(start), truth \(trueStart)")
         #expect(stop < start, "stop \(stop) below start \(start)")
-        // Running, it keeps going below what the sensor can tell from its noise (about 0.05 here).
-        #expect(stop <= truth.stopThreshold() + 0.06, "stop \(stop), truth \(truth.stopThreshold())")
+        // Running, stepped down by a fortieth of the range, it is seen turning until its output
+        // sinks into the sensor's noise, a little over where it stops.
+        #expect(stop >= truth.stopThreshold() - 0.03 && stop <= truth.stopThreshold() + 0.06, "stop \(stop), truth \(truth.stopThreshold())")
         #expect(abs((run.result.profile.channels[0].startDrive ?? 0) - start) < 1e-4)
     }
 
@@ -191,9 +226,9 @@ struct CalibrationBenchTests {
         #expect(abs(pushes - pushes.rounded(.down) - 0.75) < 0.1, "a \(run.result.profile.transient.duration) s tap is \(pushes) periods at \(lowest) Hz")
     }
 
-    @Test("across the three benches the vocabulary's single-tap effects peak within 10 % of each other")
+    @Test("across the four benches the vocabulary's single-tap effects peak within 10 % of each other")
     func crossDeviceSpread() throws {
-        let runs = try ["coin-erm", "hbridge-lra", "gamepad-motor"].map(Self.run)
+        let runs = try Self.names.map(Self.run)
         var worst = 0.0
         var lines: [String] = []
         for (index, effect) in runs[0].verification.effects.enumerated() {
@@ -205,13 +240,13 @@ struct CalibrationBenchTests {
             lines.append("\(effect.name): " + values.map { String(format: "%.3f", $0) }.joined(separator: " / ") + String(format: " g, spread %.1f %%", spread * 100))
             #expect(spread <= 0.10, "\(lines.last!)")
         }
-        print("cross-device (coin ERM / H-bridge LRA / gamepad motor), worst spread \(String(format: "%.1f", worst * 100)) %:\n  " + lines.joined(separator: "\n  "))
+        print("cross-device (\(Self.names.joined(separator: " / "))), worst spread \(String(format: "%.1f", worst * 100)) %:\n  " + lines.joined(separator: "\n  "))
     }
 
     /// One line of the per-model table: fit, thresholds and times found against the physics, verification.
     static func row(_ run: Run) -> String {
         let truth = BenchTruth(preset: run.preset)
-        let timing = truth.timing(amplitude: run.preset.envelope.steadyAmplitudeLimit)
+        let timing = truth.timing(amplitude: run.preset.envelope(for: .level).steadyAmplitudeLimit)
         let found = run.measurement.timing
         func value(_ number: Double?) -> String { number.map { String(format: "%.3f", $0) } ?? "none" }
         return "\(run.preset.name): R² \(String(format: "%.4f", run.fit.rSquared)), curve origin \(value(run.fit.deadZone)), "

@@ -62,10 +62,10 @@ struct CalibrationPhysicsTests {
     @Test("a motor spins up against its back-EMF but coasts down on friction alone: the two take different times")
     func motorAsymmetry() throws {
         let truth = BenchTruth(preset: .gamepadMotor)
-        let timing = truth.timing(amplitude: BenchPreset.gamepadMotor.envelope.steadyAmplitudeLimit)
+        let timing = truth.timing(amplitude: BenchPreset.gamepadMotor.envelope.ratedLevel)
         #expect(timing.rise > 0.2 && timing.rise < 0.35, "a heavy rumble motor spins up slowly: \(timing.rise) s")
         #expect(timing.fall > timing.rise * 1.15, "and coasts down slower still: \(timing.fall) s against \(timing.rise) s")
-        let coin = BenchTruth(preset: .coinERM).timing(amplitude: BenchPreset.coinERM.envelope.steadyAmplitudeLimit)
+        let coin = BenchTruth(preset: .coinERM).timing(amplitude: BenchPreset.coinERM.envelope.ratedLevel)
         #expect(abs(coin.fall - coin.rise) > 0.02, "coin ERM: rise \(coin.rise) s, fall \(coin.fall) s")
     }
 

@@ -68,6 +68,20 @@ struct CalibrationProfileFormatTests {
         }
     }
 
+    @Test("version 3: a profile of levels measured from zero round-trips, and only it needs version 3")
+    func versionThree() throws {
+        var profile = Self.calibratedLRA
+        profile.drive = .level
+        profile.channels[0].startDrive = 0.15
+        let text = profile.encodedJSON()
+        #expect(text.hasPrefix("{\n  \"format_version\": 3,") && text.contains("\"drive\": \"level\""), "\(text)")
+        #expect(ProfileFormat.version(for: profile) == 3)
+        #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
+        // Amplitudes are the default, written as before.
+        profile.drive = .amplitude
+        #expect(!profile.encodedJSON().contains("\"drive\"") && ProfileFormat.version(for: profile) == 2)
+    }
+
     @Test("the profiles shipped in Hardware/profiles parse and match their board's device")
     func shippedProfilesParse() throws {
         let directory = TestSupport.packageRoot + "/Hardware/profiles"
@@ -82,9 +96,9 @@ struct CalibrationProfileFormatTests {
 
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
-        ({ $0["format_version"] = 3 }, "$.format_version", ["newer than this build reads (2)"]),
-        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (2)"]),
-        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (2)"]),
+        ({ $0["format_version"] = 4 }, "$.format_version", ["newer than this build reads (3)"]),
+        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (3)"]),
+        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (3)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),
@@ -122,6 +136,9 @@ struct CalibrationProfileFormatTests {
         ({ $0["format_version"] = 2; channel(&$0) { $0["rise_time_s"] = -1 } }, "$.channels[0].rise_time_s", ["0...10"]),
         ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "intensity_exponent": 3] }, "$.transient.intensity_exponent", ["0.5...2"]),
         ({ $0["transient"] = ["duration_s": 0.02, "level": 0.95] }, "$.transient.level", ["needs \"format_version\": 2"]),
+        // Version 3's drive needs version 3, and is one of two words.
+        ({ $0["format_version"] = 2; $0["drive"] = "level" }, "$.drive", ["drive needs \"format_version\": 3 (this file says 2)"]),
+        ({ $0["format_version"] = 3; $0["drive"] = "volts" }, "$.drive", ["amplitude", "level"]),
         ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "level": 0] }, "$.transient.level", ["0 is outside the allowed range 0.5...2"]),
     ]
 

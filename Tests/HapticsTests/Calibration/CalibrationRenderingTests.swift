@@ -42,6 +42,60 @@ struct CalibrationRenderingTests {
         #expect(DriveMapper(device: Self.erm, profile: weaker).drives(intensity: 1, sharpness: 0)[0].amplitude == 0.4666)
     }
 
+    @Test("a profile of levels is sent as frames of levels to a device that takes them, and turned into amplitudes for one that does not")
+    func levels() {
+        let profile = CalibrationProfile(
+            deviceID: nil, deviceName: nil, source: .accelerometer,
+            channels: [ChannelCalibration(name: "main", deadZone: 0.1, responseExponent: 2, fullScaleOutput: 7, startDrive: 0.15, stopDrive: 0.1)],
+            sharpness: .none, transient: .init(duration: 0.06), limits: .init(ratedLevel: 0.6, overdriveLevel: 1), drive: .level)
+        var board = Self.erm
+        board.envelope = DriveEnvelope(amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1, kickDuration: 0.04, acceptsLevels: true)
+        let level = profile.channels[0].drive(forOutput: 0.1, at: 0)
+        #expect(level > 0.1 && level < 0.25, "0.1 g lies under the board's offset: level \(level)")
+        let mapper = DriveMapper(device: board, profile: profile)
+        #expect(mapper.sendsLevels && abs(mapper.drives(intensity: 0.1, sharpness: 0)[0].amplitude - level) < 1e-12)
+        // An older backend (no ABI 1.3) lifts whatever it gets over its offset: it is sent the
+        // amplitude of the level, or nothing where the level lies under the offset.
+        var older = board
+        older.envelope?.acceptsLevels = false
+        let converted = DriveMapper(device: older, profile: profile)
+        #expect(!converted.sendsLevels && converted.drives(intensity: 0.1, sharpness: 0)[0].amplitude == 0)
+        let high = profile.channels[0].drive(forOutput: 1, at: 0)
+        #expect(abs(converted.drives(intensity: 1, sharpness: 0)[0].amplitude - (high - 0.25) / 0.75) < 1e-12)
+        // A profile of amplitudes is never sent as levels.
+        var amplitudes = profile
+        amplitudes.drive = .amplitude
+        #expect(!DriveMapper(device: board, profile: amplitudes).sendsLevels)
+        // What the start gives from rest, and what the stop keeps once running: the floor.
+        #expect(abs(profile.channels[0].lowestOutputFromRest() - 7 * pow(0.05 / 0.9, 2)) < 1e-12)
+        #expect(profile.channels[0].lowestRunningOutput() == 0 && profile.floorOutput == 0)
+        // A sustained vibration's start lifts a drive under the start threshold to it.
+        #expect(mapper.drives(intensity: 0.01, sharpness: 0, starting: true)[0].amplitude == 0.15)
+        #expect(mapper.drives(intensity: 0.01, sharpness: 0)[0].amplitude < 0.15)
+        #expect(abs(mapper.drives(intensity: 0.5, sharpness: 0, starting: true)[0].amplitude - profile.channels[0].drive(forOutput: 0.5, at: 0)) < 1e-12)
+    }
+
+    @Test("a sustained vibration under a motor's start threshold is started at the threshold for 20 ms, then held where asked; a tap is not")
+    func startKick() throws {
+        let rig = try EngineRig(devices: ["recording:erm"])
+        let profile = CalibrationProfile(
+            deviceID: "recording:erm", deviceName: nil, source: .accelerometer,
+            channels: [ChannelCalibration(name: "main", deadZone: 0.1, responseExponent: 2, fullScaleOutput: 4, startDrive: 0.3, stopDrive: 0.1)],
+            sharpness: .none, transient: .init(duration: 0.03))
+        rig.engine.setProfile(profile, forDevice: "recording:erm")
+        // 0.1 g: drive 0.1 + 0.9 × √(0.1 / 4) ≈ 0.242, under the start (0.3).
+        let hold = profile.channels[0].drive(forOutput: 0.1, at: 0)
+        try rig.engine.makePlayer(with: .continuous(at: 0, duration: 0.1, intensity: 0.1, sharpness: 0)).start(atTime: 0)
+        try rig.engine.makePlayer(with: .transient(at: 0.2, intensity: 0.1, sharpness: 0)).start(atTime: 0)
+        rig.advance(to: 0.4)
+        let frames = try rig.frames("recording:erm")
+        // As the engine rounds to the device's amplitude steps, and the rig to 4 decimals.
+        let steps = Double(rig.devices[0].description.channels[0].amplitudeSteps - 1)
+        func rounded(_ value: Double) -> Double { ((value * steps).rounded() / steps * 1e4).rounded() / 1e4 }
+        #expect(frames.map(\.milliseconds) == [0, 20, 100, 200, 230], "\(frames)")
+        #expect(frames.map { $0.amplitudes[0] } == [rounded(0.3), rounded(hold), 0, rounded(hold), 0], "\(frames)")
+    }
+
     /// A vibrator behind evdev's `FF_PERIODIC`: periods in whole milliseconds (166.7 Hz, 200 Hz, nothing between).
     static let periodic = DeviceDescription(
         id: "evdev:virtual:lra", name: "periodic vibrator", backend: "evdev", actuator: .lra,

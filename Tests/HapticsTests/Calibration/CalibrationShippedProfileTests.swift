@@ -34,14 +34,17 @@ struct CalibrationShippedProfileTests {
     @Test("the profile's steady output is its bench's within 10 % across the drives it is held at", arguments: [0, 1])
     func steadyOutput(_ index: Int) throws {
         let (file, preset) = Self.benches[index]
-        let channel = try Self.profile(file).channels[0]
-        let truth = BenchTruth(preset: preset)
-        let top = preset.envelope.steadyAmplitudeLimit
+        let profile = try Self.profile(file)
+        let channel = profile.channels[0]
+        // The truth asked in the profile's own drives (levels from zero, or an older profile's amplitudes).
+        let truth = BenchTruth(preset: preset, drive: profile.drive)
+        let top = truth.envelope.steadyAmplitudeLimit
         // The curve is the output at the channel's best frequency (with a frequency map), else at its own.
         let best = channel.frequencyResponse.max { $0.relativeOutput < $1.relativeOutput }?.frequency ?? 0
-        // Above where a start threshold could leave the actuator at rest.
-        for fraction in [0.25, 0.4, 0.55, 0.7, 0.85, 1.0] {
-            let drive = fraction * top
+        // From where it starts from rest (its start drive, measured from zero) to its rated level.
+        let low = channel.startDrive ?? 0
+        for fraction in [0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0] {
+            let drive = low + fraction * (top - low)
             let expected = truth.steadyOutput(amplitude: drive, frequency: best)
             let predicted = channel.output(atDrive: drive, frequency: best)
             #expect(abs(predicted / expected - 1) <= 0.10, "\(file): at drive \(drive) the profile says \(predicted) g, the physics \(expected) g")
@@ -52,9 +55,11 @@ struct CalibrationShippedProfileTests {
     func limitsAndTimes(_ index: Int) throws {
         let (file, preset) = Self.benches[index]
         let profile = try Self.profile(file)
-        #expect(abs(profile.limits.ratedLevel - preset.envelope.steadyAmplitudeLimit) < 1e-3, "\(file): rated \(profile.limits.ratedLevel)")
-        #expect(abs(profile.limits.overdriveLevel - preset.envelope.kickAmplitudeLimit) < 1e-3, "\(file): overdrive \(profile.limits.overdriveLevel)")
-        let truth = BenchTruth(preset: preset).timing(amplitude: preset.envelope.steadyAmplitudeLimit)
+        let envelope = preset.envelope(for: profile.drive)
+        #expect(profile.drive == .level, "\(file): made from zero, in levels")
+        #expect(abs(profile.limits.ratedLevel - envelope.steadyAmplitudeLimit) < 1e-3, "\(file): rated \(profile.limits.ratedLevel)")
+        #expect(abs(profile.limits.overdriveLevel - envelope.kickAmplitudeLimit) < 1e-3, "\(file): overdrive \(profile.limits.overdriveLevel)")
+        let truth = BenchTruth(preset: preset, drive: profile.drive).timing(amplitude: envelope.steadyAmplitudeLimit)
         let rise = try #require(profile.channels[0].riseTime), fall = try #require(profile.channels[0].fallTime)
         // Measured from when the engine asked: a few milliseconds of latency come on top.
         #expect(abs(rise - truth.rise) <= max(0.25 * truth.rise, 0.012), "\(file): spin-up \(rise) s, physics \(truth.rise) s")

@@ -36,8 +36,13 @@ public struct BenchPreset: Sendable, Hashable {
     public var physics: Physics
     /// The accelerometer.
     public var sensor: SimulatedAccelerometer
-    /// What the board's limits make the backend do, in the envelope's terms.
+    /// What the board's limits make the backend do, in the envelope's terms, as it states it.
     public var envelope: DriveEnvelope
+    /// The envelope as calibration drives the bench: in levels from zero (the GPIO backend takes
+    /// frames of levels), the same limits.
+    public func envelope(for drive: CalibrationProfile.DriveScale) -> DriveEnvelope {
+        drive == .level ? envelope.forLevels : envelope
+    }
     /// The board's PWM carrier, Hz; nil for an H-bridge, whose PWM period is the drive frequency.
     public var carrierFrequency: Double?
     /// The frequency the backend drives an H-bridge at when none is asked for (the board's resonance), Hz.
@@ -62,7 +67,7 @@ public struct BenchPreset: Sendable, Hashable {
     }
 
     /// The presets, by name.
-    public static let all: [BenchPreset] = [coinERM, hBridgeLRA, gamepadMotor]
+    public static let all: [BenchPreset] = [coinERM, strongCoinERM, hBridgeLRA, gamepadMotor]
 
     /// The preset named `name`.
     public static func named(_ name: String) -> BenchPreset? { all.first { $0.name == name } }
@@ -107,8 +112,24 @@ public struct BenchPreset: Sendable, Hashable {
         // Its 200 Hz turning vector would sit at the edge of a 400 Hz sensor's band (200 Hz).
         sensor: .adxl345(outputDataRate: 800),
         envelope: DriveEnvelope(
-            amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1.0, kickDuration: 0.040, maxContinuousDuration: 10, restDuration: 0.050),
+            amplitudeOffset: 0.25, ratedLevel: 0.6, kickLevel: 1.0, kickDuration: 0.040, maxContinuousDuration: 10, restDuration: 0.050, acceptsLevels: true),
         carrierFrequency: 20000, defaultFrequency: 200)
+
+    /// The same `rpi-coin-erm` board with a stronger, freer-running coin ERM (1.8 g per axis at
+    /// 3 V, breaking away at 0.7 V and running down to 0.5 V): it spins well at the board's dead
+    /// zone (1.25 V gives about a quarter of a g), so outputs under that are reachable only below the
+    /// board's guess, which calibration measures from zero and replaces (issue 25's maker's motor).
+    public static let strongCoinERM: BenchPreset = {
+        var preset = coinERM
+        preset.name = "coin-erm-strong"
+        preset.title = "stronger 10 mm coin ERM on a MOSFET from 5 V (rpi-coin-erm), ADXL345 at 800 Hz"
+        preset.physics = .motor(
+            .datasheet(
+                ratedVoltage: 3, ratedSpeed: 200, ratedCurrent: 0.085, stallCurrent: 0.2, runningVoltage: 0.5, breakawayVoltage: 0.7,
+                spinUpTimeConstant: 0.03, ratedAcceleration: 1.8, supplyVoltage: 5, electricalTimeConstant: 30e-6, firstAxis: SIMD3(1, 0, 0),
+                secondAxis: SIMD3(0, 1, 0)))
+        return preset
+    }()
 
     /// A 175 Hz coin LRA (2 V rms) driven directly by a PH/EN H-bridge from 5 V: the shipped
     /// `rpi-hbridge-lra` board without its nSLEEP and PHASE lines. Its spring hardens, so the
@@ -147,7 +168,7 @@ public struct BenchPreset: Sendable, Hashable {
                 movingMass: 1.5e-3, resistance: 25, supplyVoltage: 5, axis: SIMD3(1, 0, 0))),
         sensor: .adxl345(outputDataRate: 800),
         envelope: DriveEnvelope(
-            amplitudeOffset: 0, ratedLevel: 0.7, kickLevel: 1.0, kickDuration: 0.010, maxContinuousDuration: 5, restDuration: 0.020),
+            amplitudeOffset: 0, ratedLevel: 0.7, kickLevel: 1.0, kickDuration: 0.010, maxContinuousDuration: 5, restDuration: 0.020, acceptsLevels: true),
         carrierFrequency: nil, defaultFrequency: 175)
 
     /// A gamepad's large rumble motor (3 V, 3 600 rpm, a heavy eccentric mass: a 90 ms spin-up time
@@ -189,6 +210,6 @@ public struct BenchPreset: Sendable, Hashable {
                 secondAxis: SIMD3(0, 0, 1))),
         sensor: .adxl345(outputDataRate: 400),
         envelope: DriveEnvelope(
-            amplitudeOffset: 0.15, ratedLevel: 0.9, kickLevel: 1.0, kickDuration: 0.030, maxContinuousDuration: 10, restDuration: 0.020),
+            amplitudeOffset: 0.15, ratedLevel: 0.9, kickLevel: 1.0, kickDuration: 0.030, maxContinuousDuration: 10, restDuration: 0.020, acceptsLevels: true),
         carrierFrequency: 25000, defaultFrequency: 180)
 }

@@ -1,3 +1,5 @@
+import Haptics
+
 /// What a bench's actuator really does, found by simulating it alone (no sensor, no backend, no
 /// clock: the waveform the backend would make, fed straight in), to compare a calibration with.
 ///
@@ -9,12 +11,18 @@
 public struct BenchTruth: Sendable {
     /// The preset.
     public let preset: BenchPreset
+    /// What the drives asked of it are: levels from zero (as calibration drives a GPIO bench), or
+    /// amplitudes the backend lifts over its board's offset (an older profile).
+    public let drive: CalibrationProfile.DriveScale
+    /// The envelope those drives meet.
+    public var envelope: DriveEnvelope { preset.envelope(for: drive) }
     /// Samples per second the truth is computed at, Hz.
     public let sampleRate = 5_000.0
 
-    /// The truth about `preset`.
-    public init(preset: BenchPreset) {
+    /// The truth about `preset`, asked in `drive`s.
+    public init(preset: BenchPreset, drive: CalibrationProfile.DriveScale = .level) {
         self.preset = preset
+        self.drive = drive
     }
 
     private func actuator() -> any BenchActuator {
@@ -55,12 +63,12 @@ public struct BenchTruth: Sendable {
         squares.isEmpty ? 0 : (2 * squares.reduce(0, +) / Double(squares.count)).squareRoot()
     }
 
-    /// The level the backend puts out for an engine amplitude, within its rated level.
+    /// The level the backend puts out for a drive, within its rated level.
     private func level(_ amplitude: Double) -> Double {
-        min(preset.envelope.level(forAmplitude: amplitude), preset.envelope.ratedLevel)
+        envelope.steadyLevel(forAmplitude: amplitude)
     }
 
-    /// The steady output at `amplitude` (0…1, as the engine sends it) and `frequency` Hz (H-bridge;
+    /// The steady output at `amplitude` (0…1, a drive as ``drive`` says) and `frequency` Hz (H-bridge;
     /// 0: the default), started from rest, g.
     public func steadyOutput(amplitude: Double, frequency: Double = 0, settle: Double = 1.2) -> Double {
         var actuator = actuator()
@@ -73,7 +81,7 @@ public struct BenchTruth: Sendable {
     /// a start threshold with hysteresis.
     public func runningOutput(amplitude: Double, frequency: Double = 0) -> Double {
         var actuator = actuator()
-        _ = run(&actuator, preset.waveform(level: preset.envelope.ratedLevel, frequency: frequency), from: 0, for: 0.8)
+        _ = run(&actuator, preset.waveform(level: envelope.ratedLevel, frequency: frequency), from: 0, for: 0.8)
         let squares = run(&actuator, preset.waveform(level: level(amplitude), frequency: frequency, origin: 0.8), from: 0.8, for: 1.2)
         return Self.amplitude(squares.suffix(Int(0.3 * sampleRate)))
     }
@@ -89,7 +97,7 @@ public struct BenchTruth: Sendable {
     }
 
     private func threshold(_ output: (Double) -> Double) -> Double {
-        let top = preset.envelope.steadyAmplitudeLimit
+        let top = envelope.steadyAmplitudeLimit
         // Moving at all: 1 mg, a quarter of the sensor's count and far under its noise.
         let floor = 0.001
         if output(0.001) > floor { return 0 }
