@@ -33,13 +33,13 @@ final class TestBusClient {
     /// This connection's unique name.
     var uniqueName: String { bus.uniqueName }
 
-    /// Calls `member` and returns the reply's values.
+    /// Calls `member` and returns the reply's values, waiting at most `timeout` seconds for the reply.
     @discardableResult
     func call(
         _ member: String, _ arguments: [BusValue] = [], path: String = "/org/swifthaptics/Haptics1", interface: String = "org.swifthaptics.Haptics1",
-        destination: String = "org.swifthaptics.Haptics1"
+        destination: String = "org.swifthaptics.Haptics1", timeout: Double = 10
     ) throws(BusError) -> [BusValue] {
-        let reply = try bus.call(destination: destination, path: path, interface: interface, member: member, timeout: 10) { writer throws(BusError) in
+        let reply = try bus.call(destination: destination, path: path, interface: interface, member: member, timeout: timeout) { writer throws(BusError) in
             for argument in arguments { try writer.append(argument) }
         }
         var values: [BusValue] = []
