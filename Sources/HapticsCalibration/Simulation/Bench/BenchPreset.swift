@@ -67,7 +67,7 @@ public struct BenchPreset: Sendable, Hashable {
     }
 
     /// The presets, by name.
-    public static let all: [BenchPreset] = [coinERM, strongCoinERM, hBridgeLRA, gamepadMotor]
+    public static let all: [BenchPreset] = [coinERM, strongCoinERM, hBridgeLRA, softLRA, gamepadMotor]
 
     /// The preset named `name`.
     public static func named(_ name: String) -> BenchPreset? { all.first { $0.name == name } }
@@ -170,6 +170,20 @@ public struct BenchPreset: Sendable, Hashable {
         envelope: DriveEnvelope(
             amplitudeOffset: 0, ratedLevel: 0.7, kickLevel: 1.0, kickDuration: 0.010, maxContinuousDuration: 5, restDuration: 0.020, acceptsLevels: true),
         carrierFrequency: nil, defaultFrequency: 175)
+
+    /// The same `rpi-hbridge-lra` board with another LRA: its resonance 3 % below the 175 Hz the
+    /// board file states, and a spring that softens, so the resonance falls 3 % more at the rated
+    /// amplitude (issue 25's second model). Calibration must find both and not trust the board.
+    public static let softLRA: BenchPreset = {
+        var preset = hBridgeLRA
+        preset.name = "hbridge-lra-soft"
+        preset.title = "170 Hz LRA with a softening spring on an H-bridge from 5 V (rpi-hbridge-lra), ADXL345 at 800 Hz"
+        preset.physics = .resonator(
+            .datasheet(
+                resonantFrequency: 170, ratedVoltageRMS: 2.0, ratedAcceleration: 1.8, drivenQ: 9, openCircuitQ: 30, resonanceShift: -0.03,
+                movingMass: 1.5e-3, resistance: 25, supplyVoltage: 5, axis: SIMD3(1, 0, 0)))
+        return preset
+    }()
 
     /// A gamepad's large rumble motor (3 V, 3 600 rpm, a heavy eccentric mass: a 90 ms spin-up time
     /// constant) on a pwm-vibrator board from 3.3 V: the shipped `rpi-pwm-vibrator` board without

@@ -10,7 +10,8 @@
 /// through its back-EMF.
 ///
 /// **Mass and spring.** `m·ẍ = Bl·i − c·ẋ − k·(1 + β·x²)·x`: a hardening spring (β > 0), so the
-/// resonance rises with the amplitude and a drive at a fixed frequency falls behind it as it grows.
+/// resonance rises with the amplitude and a drive at a fixed frequency falls behind it as it grows,
+/// or a softening one (β < 0), whose resonance falls with the amplitude.
 /// After the drive stops the mass rings down with the time constant `2m/(c + Bl²/R)`.
 ///
 /// **Housing.** The housing (actuator, mount and sensor, mass M) recoils from the internal force:
@@ -28,7 +29,7 @@ public struct LinearResonator: BenchActuator {
         public var movingMass: Double
         /// Spring stiffness at small amplitude k, N/m.
         public var stiffness: Double
-        /// Spring hardening β, 1/m²: the stiffness is `k·(1 + β·x²)`.
+        /// Spring hardening β, 1/m²: the stiffness is `k·(1 + β·x²)` (negative: a softening spring).
         public var hardening: Double
         /// Mechanical damping c, N·s/m (the coil's back-EMF damping comes on top).
         public var mechanicalDamping: Double
@@ -61,7 +62,7 @@ public struct LinearResonator: BenchActuator {
         ///   - ratedAcceleration: the housing's acceleration with that drive at f₀, g (peak), as if the spring were linear.
         ///   - drivenQ: the quality factor with the coil shorted by the driver (back-EMF damping included): it sets the ring-down, `Q/(π·f₀)` seconds.
         ///   - openCircuitQ: the quality factor with the coil open (mechanical damping only), above `drivenQ`.
-        ///   - resonanceShift: how much the resonance rises at the rated amplitude (0.03 = 3 %).
+        ///   - resonanceShift: how much the resonance rises at the rated amplitude (0.03 = 3 %; −0.03: falls 3 %, a softening spring).
         ///   - movingMass: kg.
         ///   - resistance: coil resistance, ohms.
         ///   - supplyVoltage: the bridge's supply, volts.
