@@ -27,8 +27,7 @@ public struct VerificationReport: Sendable {
         }
     }
 
-    /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude, the sensor's
-    /// noise taken out in power.
+    /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude.
     public var tones: [Item]
     /// Taps at intensities 0.2…1 and sharpness 0, 0.5, 1: their envelope peak.
     public var taps: [Item]
@@ -119,11 +118,7 @@ public enum Verifier {
         guard let outputs = try source.measure(stimuli, profile: profile, progress: progress) else {
             throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
         }
-        // A tone's steady amplitude carries the sensor's noise in power, as every point of the fit
-        // does: it is taken out (a 0.1 g tone read 5.8 % high with a 1600 Hz sensor's noise left in).
-        let noise = try (source as? any VibrationSensorSource)?.noiseAmplitude() ?? 0
         let measured = names.indices.map { index -> Double in
-            if index < toneCount { return (max(outputs[index] * outputs[index] - noise * noise, 0)).squareRoot() }
             guard index >= tapEnd else { return outputs[index] }
             return (0..<effectMeasurements).map { outputs[index + $0 * effects.count] }.reduce(0, +) / Double(effectMeasurements)
         }
