@@ -99,8 +99,14 @@ struct DaemonBoundsTests {
             peak = max(peak, try Self.residentBytes(pid))
         }
         #expect(ChildProcess.waitUntil(timeout: 10, settled))
-        observer.pump(for: 1.5)
-        let after = try Self.residentBytes(pid)
+        // The trim comes a second after the last client left; on a loaded machine later (once 13 %
+        // over at 1.5 s): waited for, up to 15 s. Without the trim it stays up (48 MB against 25).
+        var after = try Self.residentBytes(pid)
+        _ = ChildProcess.waitUntil(timeout: 15) {
+            observer.pump(for: 0.25)
+            after = (try? Self.residentBytes(pid)) ?? after
+            return Double(after) <= Double(before) * 1.10
+        }
         #expect(Double(after) <= Double(before) * 1.10, "resident \(before / 1024) KiB before, \(peak / 1024) KiB at the peak, \(after / 1024) KiB after")
     }
 

@@ -46,6 +46,24 @@ final class DaemonRig {
         if startDaemon { try start(devices: devices, arguments: arguments) }
     }
 
+    /// Whether a client can connect to the UNIX stream socket at `path` now.
+    static func acceptsConnections(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return connected == 0
+    }
+
     /// Starts a private `dbus-daemon` listening at `DIRECTORY/bus` and waits until it listens:
     /// activation from `serviceDirectories` only, or from the standard session directories too
     /// (`standardServiceDirectories`, to see installed services); `allUsers` lets every user connect.
@@ -71,7 +89,9 @@ final class DaemonRig {
         try configuration.write(toFile: directory + "/bus.conf", atomically: false, encoding: .utf8)
         let bus = try ChildProcess(
             ["/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file=\(directory)/bus.conf"], outputPath: directory + "/dbus-daemon.log")
-        let listening = ChildProcess.waitUntil(timeout: 20) { access(directory + "/bus", F_OK) == 0 }
+        // Connectable, not only there: the socket file appears at bind(), a moment before listen(),
+        // and a client in between is refused (ECONNREFUSED, once in a CI run under load).
+        let listening = ChildProcess.waitUntil(timeout: 20) { Self.acceptsConnections(directory + "/bus") }
         guard listening else {
             bus.send(SIGKILL)
             throw RigFailure("dbus-daemon did not start listening: \(bus.output)")
