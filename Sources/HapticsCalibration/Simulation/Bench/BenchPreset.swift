@@ -66,6 +66,15 @@ public struct BenchPreset: Sendable, Hashable {
         }
     }
 
+    /// This bench with another actuator on the same board and sensor: `name`, `title` and `physics` replaced.
+    public func with(name: String, title: String, physics: Physics) -> BenchPreset {
+        var preset = self
+        preset.name = name
+        preset.title = title
+        preset.physics = physics
+        return preset
+    }
+
     /// The presets, by name.
     public static let all: [BenchPreset] = [coinERM, strongCoinERM, hBridgeLRA, softLRA, gamepadMotor]
 
@@ -119,17 +128,13 @@ public struct BenchPreset: Sendable, Hashable {
     /// 3 V, breaking away at 0.7 V and running down to 0.5 V): it spins well at the board's dead
     /// zone (1.25 V gives about a quarter of a g), so outputs under that are reachable only below the
     /// board's guess, which calibration measures from zero and replaces (issue 25's maker's motor).
-    public static let strongCoinERM: BenchPreset = {
-        var preset = coinERM
-        preset.name = "coin-erm-strong"
-        preset.title = "stronger 10 mm coin ERM on a MOSFET from 5 V (rpi-coin-erm), ADXL345 at 800 Hz"
-        preset.physics = .motor(
+    public static let strongCoinERM = coinERM.with(
+        name: "coin-erm-strong", title: "stronger 10 mm coin ERM on a MOSFET from 5 V (rpi-coin-erm), ADXL345 at 800 Hz",
+        physics: .motor(
             .datasheet(
                 ratedVoltage: 3, ratedSpeed: 200, ratedCurrent: 0.085, stallCurrent: 0.2, runningVoltage: 0.5, breakawayVoltage: 0.7,
                 spinUpTimeConstant: 0.03, ratedAcceleration: 1.8, supplyVoltage: 5, electricalTimeConstant: 30e-6, firstAxis: SIMD3(1, 0, 0),
-                secondAxis: SIMD3(0, 1, 0)))
-        return preset
-    }()
+                secondAxis: SIMD3(0, 1, 0))))
 
     /// A 175 Hz coin LRA (2 V rms) driven directly by a PH/EN H-bridge from 5 V: the shipped
     /// `rpi-hbridge-lra` board without its nSLEEP and PHASE lines. Its spring hardens, so the
@@ -174,16 +179,12 @@ public struct BenchPreset: Sendable, Hashable {
     /// The same `rpi-hbridge-lra` board with another LRA: its resonance 3 % below the 175 Hz the
     /// board file states, and a spring that softens, so the resonance falls 3 % more at the rated
     /// amplitude (issue 25's second model). Calibration must find both and not trust the board.
-    public static let softLRA: BenchPreset = {
-        var preset = hBridgeLRA
-        preset.name = "hbridge-lra-soft"
-        preset.title = "170 Hz LRA with a softening spring on an H-bridge from 5 V (rpi-hbridge-lra), ADXL345 at 800 Hz"
-        preset.physics = .resonator(
+    public static let softLRA = hBridgeLRA.with(
+        name: "hbridge-lra-soft", title: "170 Hz LRA with a softening spring on an H-bridge from 5 V (rpi-hbridge-lra), ADXL345 at 800 Hz",
+        physics: .resonator(
             .datasheet(
                 resonantFrequency: 170, ratedVoltageRMS: 2.0, ratedAcceleration: 1.8, drivenQ: 9, openCircuitQ: 30, resonanceShift: -0.03,
-                movingMass: 1.5e-3, resistance: 25, supplyVoltage: 5, axis: SIMD3(1, 0, 0)))
-        return preset
-    }()
+                movingMass: 1.5e-3, resistance: 25, supplyVoltage: 5, axis: SIMD3(1, 0, 0))))
 
     /// A gamepad's large rumble motor (3 V, 3 600 rpm, a heavy eccentric mass: a 90 ms spin-up time
     /// constant) on a pwm-vibrator board from 3.3 V: the shipped `rpi-pwm-vibrator` board without
