@@ -31,7 +31,6 @@ int fixture_dep_answer(void);
 
 struct device { float amplitude; };
 
-static const haptics_host_v1 *the_host;
 
 #ifdef FIXTURE_FUTURE
 /* What a later 1.x header would declare: today's table plus one appended function. */
@@ -53,8 +52,10 @@ typedef struct {
 /* The no-entry variant references none of these. */
 #define FIXTURE_FN static __attribute__((unused))
 
+/* The instance is the host table it was made with, valid until the instance is destroyed: no
+ * globals, so instances made for parallel tests never see one another's (freed) hosts. */
 FIXTURE_FN int enumerate(void *instance, haptics_device_v1 *devices, uint32_t capacity, uint32_t *count) {
-    (void)instance;
+    const haptics_host_v1 *the_host = instance;
     *count = 1;
     if (capacity < 1 || devices == NULL) return 0;
     memset(&devices[0], 0, sizeof devices[0]);
@@ -131,7 +132,6 @@ int haptics_backend_fill_v1(const haptics_host_v1 *host, haptics_backend_v1 *out
 #ifdef FIXTURE_NEEDS_DEP
     if (fixture_dep_answer() != 42) return -EIO;
 #endif
-    the_host = host;
     FIXTURE_TABLE table;
     memset(&table, 0, sizeof table);
     haptics_backend_v1 *filled = (haptics_backend_v1 *)&table;
@@ -147,6 +147,7 @@ int haptics_backend_fill_v1(const haptics_host_v1 *host, haptics_backend_v1 *out
     filled->stop = stop;
     filled->last_error = last_error;
     filled->destroy = destroy;
+    filled->instance = (void *)host;
 #ifndef FIXTURE_ABI_1_0
     filled->describe = describe;
 #endif
