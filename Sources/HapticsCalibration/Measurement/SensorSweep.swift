@@ -252,14 +252,17 @@ struct SensorSweep<Source: VibrationSensorSource> {
         }
 
         // Where low drives do not start it from rest, the same drives while it runs: a start
-        // threshold with hysteresis shows as output there. Stepped down finely (a fortieth of the
-        // range), so the lowest drive it is seen turning at, its stop, is found to that.
+        // threshold with hysteresis shows as output there. A motor's (a channel without a chosen
+        // frequency) is stepped down finely, a fortieth of the range, so the lowest drive it is seen
+        // turning at, its stop, is found to that; a resonant actuator has no stiction to find, and
+        // the extra points at its noise moved its fitted curve (an evdev LRA's tones, under
+        // emulation, then verified with R² 0.85–0.89).
         let floor = max(1.5 * measurement.noiseFloor, 1e-6)
         let silent = measurement.amplitude.filter { $0.input > 0 && $0.output <= floor }.map(\.input)
         if let highestSilent = silent.max(), let timing = measurement.timing,
             measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
         {
-            let fine = stride(from: highestSilent, to: 0, by: -top / 40).map { $0 }
+            let fine = description.frequencyRange == nil ? stride(from: highestSilent, to: 0, by: -top / 40).map { $0 } : []
             let steps = Set(drives.filter { $0 > 0 && $0 <= highestSilent } + fine.filter { $0 > 1e-9 })
             measurement.runningAmplitude = try runningSweep(
                 drives: steps.sorted(by: >), channel: description, frequency: measurement.amplitudeFrequency, timing: timing, probe: probe, noise: noise)
