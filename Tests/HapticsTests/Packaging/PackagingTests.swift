@@ -273,8 +273,7 @@ struct PackagingTests {
         try #require(unpacked.status == 0, "\(unpacked.output)")
         let bin = root + "/fake-bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try "#!/bin/sh\necho \"$@\" >> \"\(root)/udevadm.log\"\n".write(toFile: bin + "/udevadm", atomically: false, encoding: .utf8)
-        chmod(bin + "/udevadm", 0o755)
+        try TestSupport.writeExecutable(bin + "/udevadm", "#!/bin/sh\necho \"$@\" >> \"\(root)/udevadm.log\"\n")
         for (script, argument) in [("postinst", "configure"), ("postrm", "remove")] {
             try? FileManager.default.removeItem(atPath: root + "/udevadm.log")
             let ran = try TestSupport.run("/bin/sh", [control + "/" + script, argument], environment: ["PATH": bin + ":/usr/bin:/bin"])

@@ -130,8 +130,7 @@ struct StopGuardHostTests {
         defer { try? FileManager.default.removeItem(atPath: plugins) }
         try FileManager.default.copyItem(atPath: TestSupport.buildDirectory + "/libhaptics-gpio.so", toPath: plugins + "/libhaptics-gpio.so")
         // Answers on its socket (descriptor 3) as a supervisor of another table layout would.
-        try PWMTree.put(plugins + "/haptics-stop-guard", "#!/bin/sh\nprintf 'E table version %s, this supervisor knows version 0' \"$2\" >&3\n")
-        chmod(plugins + "/haptics-stop-guard", 0o755)
+        try TestSupport.writeExecutable(plugins + "/haptics-stop-guard", "#!/bin/sh\nprintf 'E table version %s, this supervisor knows version 0' \"$2\" >&3\n")
         let erm = try ERMTree()
         let (ending, output) = try Self.run(erm.arguments(.term, extra: ["--plugins", plugins]), in: erm.tree.root, label: "refused")
         #expect(ending == .signaled(SIGTERM), "\(output)")

@@ -52,6 +52,18 @@ enum TestSupport {
         return (process.terminationStatus, output)
     }
 
+    /// Writes an executable script at `path` from a child process (`install -m 755`), so this
+    /// process never holds it open for writing: a child that another test forks meanwhile would
+    /// inherit such a descriptor until its exec, and the script's own exec would then fail with
+    /// ETXTBSY ("text file busy"; once in a host pass).
+    static func writeExecutable(_ path: String, _ text: String) throws {
+        let source = path + ".source"
+        try text.write(toFile: source, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let installed = try run("/usr/bin/install", ["-m", "755", source, path])
+        guard installed.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "install \(path): \(installed.output)"]) }
+    }
+
     /// Tests assert errors by type; the log would only repeat them.
     static let quietLogger: Logger = {
         var logger = Logger(label: "haptics.tests") { _ in SwiftLogNoOpLogHandler() }
