@@ -331,9 +331,7 @@ struct Calibrate: ParsableCommand {
         case .motorMix(let low, let high): print("sharpness            mix from \(device.channels[low].name) (0) to \(device.channels[high].name) (1)")
         }
         let tap = profile.transient
-        var tapLine = "tap                  \(fixed(tap.duration * 1000, 1)) ms, " + (tap.overdriveGain > 1 ? "kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "no kick")
-        if tap.intensityExponent != 1 { tapLine += ", intensity^\(fixed(tap.intensityExponent, 3))" }
-        if tap.level != 1 { tapLine += ", level \(fixed(tap.level, 3))" }
+        var tapLine = "tap                  " + describe(tap)
         if let transient = result.transient {
             tapLine += " (peaks within \(fixed(transient.maxError * 100, 1)) % of \(fixed(Calibrator.tapTarget, 2)) × intensity g; \(transient.candidatesTried) shapes tried)"
         } else {
@@ -507,9 +505,7 @@ struct ShowProfile: ParsableCommand {
         case .motorMix(let low, let high): print("  sharpness          motor mix \(profile.channels[low].name) → \(profile.channels[high].name)")
         }
         let tap = profile.transient
-        print(
-            "  tap                \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 2)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : "")
-                + (tap.intensityExponent != 1 ? ", intensity^\(fixed(tap.intensityExponent, 3))" : "") + (tap.level != 1 ? ", level \(fixed(tap.level, 3))" : ""))
+        print("  tap                " + describe(tap))
         print("  limits             rated \(fixed(profile.limits.ratedLevel, 2)), overdrive \(fixed(profile.limits.overdriveLevel, 2))")
     }
 }

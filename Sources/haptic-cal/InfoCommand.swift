@@ -46,7 +46,6 @@ struct Info: ParsableCommand {
         case .motorMix(let low, let high):
             print("  sharpness:        moves energy from \(description.channels[low].name) to \(description.channels[high].name)")
         }
-        let tap = profile.transient
-        print("  tap:              \(fixed(tap.duration * 1000, 1)) ms" + (tap.overdriveGain > 1 ? ", kick ×\(fixed(tap.overdriveGain, 1)) for \(fixed(tap.overdriveDuration * 1000, 1)) ms" : ""))
+        print("  tap:              " + describe(profile.transient))
     }
 }

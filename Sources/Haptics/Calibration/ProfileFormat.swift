@@ -29,7 +29,7 @@ import HapticsSupport
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
 /// - `format_version` (required): whole number; this build reads `1`, `2` and `3`. A newer version
 ///   (any larger whole number, however large) is refused with a message saying so, never half-read.
-///   Version 2 adds the channel keys marked (2) and negative dead zones; version 3 adds `drive`. A
+///   Version 2 adds the keys marked (2) and negative dead zones; version 3 adds those marked (3). A
 ///   profile is written with the oldest version that holds it, so older builds keep reading it.
 /// - (3) `drive`: `"amplitude"` (default) or `"level"`. Drives (`dead_zone`, `start_drive`,
 ///   `stop_drive`, `limits`) are the amplitudes a frame asks for, which a backend with a drive
@@ -67,7 +67,9 @@ import HapticsSupport
 /// - `transient` (required): `duration_s` 0.001…0.5; `overdrive_gain` 1…4 (default 1);
 ///   `overdrive_duration_s` 0…`duration_s` (default 0); (2) `intensity_exponent` 0.5…2 (default
 ///   1): a tap of intensity `i` plays as intensity `i^intensity_exponent`; (2) `level` 0.5…2
-///   (default 1): and that intensity times `level`.
+///   (default 1): and that intensity times `level`; (3) `sharpness_trim`: 2…11 numbers 0.5…2,
+///   further multipliers of `level` at sharpnesses spread evenly from 0 to 1, interpolated
+///   linearly (optional; absent means 1 everywhere).
 /// - `limits`: `rated_level` 0.05…1 and `overdrive_level` `rated_level`…1 (both default 1).
 public enum ProfileFormat {
     /// The format version this build writes and reads.
@@ -97,6 +99,10 @@ public enum ProfileFormat {
         public static let intensityExponent = 0.5...2.0
         /// `transient.level`.
         public static let transientLevel = 0.5...2.0
+        /// Each of `transient.sharpness_trim`.
+        public static let sharpnessTrim = 0.5...2.0
+        /// How many `transient.sharpness_trim` values a profile may hold.
+        public static let sharpnessTrimCount = 2...11
         /// Rated level, 0…1 of full scale.
         public static let ratedLevel = 0.05...1.0
         /// Dead zone in version 2, where it may be negative.
@@ -251,13 +257,24 @@ public enum ProfileFormat {
         for key in ["intensity_exponent", "level"] where version < 2 {
             if let cursor = object.optional(key) { throw cursor.error("\(key) needs \"format_version\": 2 (this file says 1)") }
         }
-        try object.rejectUnknownKeys(allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"] + (version >= 2 ? ["intensity_exponent", "level"] : []))
+        if version < 3, let cursor = object.optional("sharpness_trim") { throw cursor.error("sharpness_trim needs \"format_version\": 3 (this file says \(version))") }
+        try object.rejectUnknownKeys(
+            allowed: ["duration_s", "overdrive_gain", "overdrive_duration_s"] + (version >= 2 ? ["intensity_exponent", "level"] : []) + (version >= 3 ? ["sharpness_trim"] : []))
         let duration = try object.required("duration_s").number(in: Range.transientDuration)
         let gain = try object.optional("overdrive_gain")?.number(in: Range.overdriveGain) ?? 1
         let kick = try object.optional("overdrive_duration_s")?.number(in: 0...duration) ?? 0
         let exponent = try object.optional("intensity_exponent")?.number(in: Range.intensityExponent) ?? 1
         let level = try object.optional("level")?.number(in: Range.transientLevel) ?? 1
-        return CalibrationProfile.TransientShape(duration: duration, overdriveGain: gain, overdriveDuration: kick, intensityExponent: exponent, level: level)
+        var trim: [Double] = []
+        if let cursor = object.optional("sharpness_trim") {
+            let items = try cursor.array()
+            guard Range.sharpnessTrimCount.contains(items.count) else {
+                throw cursor.error("expected \(Range.sharpnessTrimCount.lowerBound) to \(Range.sharpnessTrimCount.upperBound) trims (at sharpnesses spread evenly from 0 to 1), found \(items.count)")
+            }
+            for item in items { trim.append(try item.number(in: Range.sharpnessTrim)) }
+        }
+        return CalibrationProfile.TransientShape(
+            duration: duration, overdriveGain: gain, overdriveDuration: kick, intensityExponent: exponent, level: level, sharpnessTrim: trim)
     }
 
     static func driveLimits(_ object: JSONObjectCursor) throws(JSONPathError) -> CalibrationProfile.DriveLimits {
@@ -291,6 +308,7 @@ public enum ProfileFormat {
         ]
         if profile.transient.intensityExponent != 1 { transient.append(("intensity_exponent", .number(profile.transient.intensityExponent))) }
         if profile.transient.level != 1 { transient.append(("level", .number(profile.transient.level))) }
+        if !profile.transient.sharpnessTrim.isEmpty { transient.append(("sharpness_trim", .array(profile.transient.sharpnessTrim.map { .number($0) }))) }
         top.append(("transient", .object(JSONObject(transient))))
         top.append(("limits", .object([
             "rated_level": .number(profile.limits.ratedLevel), "overdrive_level": .number(profile.limits.overdriveLevel),
@@ -324,7 +342,7 @@ public enum ProfileFormat {
             channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil
                 || channel.riseTime != nil || channel.fallTime != nil
         }
-        if profile.drive != .amplitude { return 3 }
+        if profile.drive != .amplitude || !profile.transient.sharpnessTrim.isEmpty { return 3 }
         return needsVersion2 || profile.transient.intensityExponent != 1 || profile.transient.level != 1 ? 2 : 1
     }
 

@@ -66,14 +66,34 @@ public struct CalibrationProfile: Sendable, Hashable {
         /// which the shape's own choices (whole milliseconds, whole pushes of an LRA, a few kick
         /// gains) come only close to.
         public var level: Double
+        /// Further trims of ``level`` at sharpnesses spread evenly from 0 to 1 (three: at 0, 0.5
+        /// and 1), interpolated linearly between them; empty: none. Calibration measures them
+        /// where one level cannot serve every sharpness: an LRA's taps across its usable band
+        /// peak a few percent apart (the band is chosen to keep them within 10 %), so a tap at
+        /// sharpness 0 and one at 1 would otherwise feel unlike by that much.
+        public var sharpnessTrim: [Double]
 
         /// A transient shape.
-        public init(duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0, intensityExponent: Double = 1, level: Double = 1) {
+        public init(
+            duration: Double, overdriveGain: Double = 1, overdriveDuration: Double = 0, intensityExponent: Double = 1, level: Double = 1,
+            sharpnessTrim: [Double] = []
+        ) {
             self.duration = duration
             self.overdriveGain = overdriveGain
             self.overdriveDuration = overdriveDuration
             self.intensityExponent = intensityExponent
             self.level = level
+            self.sharpnessTrim = sharpnessTrim
+        }
+
+        /// The multiplier of a tap's intensity at `sharpness` (0 … 1, clamped): ``level`` times
+        /// ``sharpnessTrim`` interpolated there.
+        public func level(atSharpness sharpness: Double) -> Double {
+            guard sharpnessTrim.count >= 2 else { return level * (sharpnessTrim.first ?? 1) }
+            let position = min(max(sharpness, 0), 1) * Double(sharpnessTrim.count - 1)
+            let lower = min(Int(position), sharpnessTrim.count - 2)
+            let fraction = position - Double(lower)
+            return level * (sharpnessTrim[lower] * (1 - fraction) + sharpnessTrim[lower + 1] * fraction)
         }
     }
 

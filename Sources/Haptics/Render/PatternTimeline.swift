@@ -200,9 +200,10 @@ final class PatternTimeline: Sendable {
                 let kick = age < shape.overdriveDuration
                 let at = event.start
                 let intensity = event.intensity * control(.intensity, at)
+                let sharpness = min(max(event.sharpness + control(.sharpness, at), 0), 1)
                 voices.append(Voice(
-                    intensity: (shape.intensityExponent == 1 ? intensity : pow(max(intensity, 0), shape.intensityExponent)) * shape.level,
-                    sharpness: min(max(event.sharpness + control(.sharpness, at), 0), 1),
+                    intensity: (shape.intensityExponent == 1 ? intensity : pow(max(intensity, 0), shape.intensityExponent)) * shape.level(atSharpness: sharpness),
+                    sharpness: sharpness,
                     gain: kick ? shape.overdriveGain : 1))
                 next = min(next, event.start + (kick ? shape.overdriveDuration : shape.duration))
                 continue

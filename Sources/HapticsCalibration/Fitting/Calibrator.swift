@@ -102,6 +102,14 @@ public struct Calibrator: Sendable {
     public static let levelTrim = 0.8...1.25
     /// How far (relative) a tap's peak may drift across the usable band.
     public static let bandTolerance = 0.05
+    /// How far a sharpness's own trim of the taps may go (``CalibrationProfile/TransientShape/sharpnessTrim``):
+    /// twice the band's tolerance, so noise cannot push it further.
+    public static let sharpnessTrim = 0.9...1.1
+
+    /// `count` sharpnesses spread evenly from 0 to 1, where ``CalibrationProfile/TransientShape/sharpnessTrim`` holds its values.
+    static func evenlySpread(_ count: Int) -> [Double] {
+        (0..<count).map { Double($0) / Double(max(count - 1, 1)) }
+    }
 
     /// A calibrator following `plan`.
     public init(plan: CalibrationPlan = .standard) {
@@ -514,7 +522,21 @@ public struct Calibrator: Sendable {
         if mean.isFinite, mean > 0 {
             let level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
             chosen.shape.level = level
-            func worst(_ ratios: [Double]) -> Double { ratios.map { abs($0 * level - 1) }.max() ?? .infinity }
+            // Where sharpness moves the drive frequency, each sharpness's taps get their own trim:
+            // the mean of its column (five intensities, both measurements) against the mean of all.
+            var trims = sharpnesses.map { _ in 1.0 }
+            if profile.sharpness == .frequency, sharpnesses.count >= 2, sharpnesses == Self.evenlySpread(sharpnesses.count) {
+                trims = sharpnesses.map { sharpness in
+                    let column = zip(grid + grid, both).filter { $0.0.1 == sharpness }.map(\.1)
+                    let columnMean = column.reduce(0, +) / Double(max(column.count, 1))
+                    guard columnMean.isFinite, columnMean > 0 else { return 1 }
+                    return Self.round(min(max(mean / columnMean, Self.sharpnessTrim.lowerBound), Self.sharpnessTrim.upperBound), 3)
+                }
+                if trims.contains(where: { $0 != 1 }) { chosen.shape.sharpnessTrim = trims }
+            }
+            func worst(_ ratios: [Double]) -> Double {
+                zip(grid, ratios).map { abs($1 * level * trims[sharpnesses.firstIndex(of: $0.1)!] - 1) }.max() ?? .infinity
+            }
             chosen.error = (worst(chosen.ratios) + worst(again.ratios)) / 2
         } else {
             chosen.error = (chosen.error + again.error) / 2
@@ -558,7 +580,7 @@ public struct Calibrator: Sendable {
         result.transient = CalibrationProfile.TransientShape(
             duration: round(profile.transient.duration, 4), overdriveGain: round(profile.transient.overdriveGain, 3),
             overdriveDuration: round(profile.transient.overdriveDuration, 4), intensityExponent: round(profile.transient.intensityExponent, 3),
-            level: round(profile.transient.level, 3))
+            level: round(profile.transient.level, 3), sharpnessTrim: profile.transient.sharpnessTrim.map { round($0, 3) })
         return result
     }
 

@@ -80,6 +80,22 @@ struct CalibrationProfileFormatTests {
         // Amplitudes are the default, written as before.
         profile.drive = .amplitude
         #expect(!profile.encodedJSON().contains("\"drive\"") && ProfileFormat.version(for: profile) == 2)
+        // Taps trimmed by sharpness need version 3 too.
+        profile.transient.sharpnessTrim = [0.943, 1.023, 1.039]
+        let trimmed = profile.encodedJSON()
+        #expect(trimmed.contains("\"sharpness_trim\": [0.943, 1.023, 1.039]") && ProfileFormat.version(for: profile) == 3, "\(trimmed)")
+        #expect(try ProfileFormat.decode(Array(trimmed.utf8)) == profile, "\(trimmed)")
+    }
+
+    @Test("a tap's level by sharpness: the trims interpolated linearly between sharpnesses spread evenly from 0 to 1")
+    func sharpnessTrim() {
+        let shape = CalibrationProfile.TransientShape(duration: 0.02, level: 0.95, sharpnessTrim: [0.9, 1.0, 1.1])
+        #expect(abs(shape.level(atSharpness: 0) - 0.855) < 1e-12)
+        #expect(abs(shape.level(atSharpness: 0.25) - 0.9025) < 1e-12)
+        #expect(abs(shape.level(atSharpness: 0.5) - 0.95) < 1e-12)
+        #expect(abs(shape.level(atSharpness: 1) - 1.045) < 1e-12)
+        #expect(abs(shape.level(atSharpness: 7) - 1.045) < 1e-12 && abs(shape.level(atSharpness: -1) - 0.855) < 1e-12)
+        #expect(CalibrationProfile.TransientShape(duration: 0.02, level: 0.95).level(atSharpness: 0.3) == 0.95)
     }
 
     @Test("the profiles shipped in Hardware/profiles parse and match their board's device")
@@ -140,6 +156,9 @@ struct CalibrationProfileFormatTests {
         ({ $0["format_version"] = 2; $0["drive"] = "level" }, "$.drive", ["drive needs \"format_version\": 3 (this file says 2)"]),
         ({ $0["format_version"] = 3; $0["drive"] = "volts" }, "$.drive", ["amplitude", "level"]),
         ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "level": 0] }, "$.transient.level", ["0 is outside the allowed range 0.5...2"]),
+        ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1, 1]] }, "$.transient.sharpness_trim", ["needs \"format_version\": 3 (this file says 2)"]),
+        ({ $0["format_version"] = 3; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1]] }, "$.transient.sharpness_trim", ["expected 2 to 11 trims", "found 1"]),
+        ({ $0["format_version"] = 3; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1, 3]] }, "$.transient.sharpness_trim[1]", ["3 is outside the allowed range 0.5...2"]),
     ]
 
     static func channel(_ document: inout [String: Any], _ change: (inout [String: Any]) -> Void) {

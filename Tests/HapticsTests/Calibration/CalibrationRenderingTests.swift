@@ -156,4 +156,23 @@ struct CalibrationRenderingTests {
         #expect(abs(tapDrive(frames[0]) - 0.25) < 0.003 && abs(tapDrive(frames[1]) - expected) < 0.003, "tap drives \(tapDrive(frames[0])), \(tapDrive(frames[1])), expected \(expected)")
         #expect(toneDrive(frames[0]) == toneDrive(frames[1]))
     }
+
+    @Test("a tap's trim by sharpness follows the sharpness it plays at, its parameter curve included", arguments: [(0.0, 0.9), (1.0, 1.1), (0.75, 1.05)])
+    func tapSharpnessTrim(sharpness: Double, trim: Double) throws {
+        let rig = try EngineRig()
+        let profile = CalibrationProfile(
+            deviceID: "recording:lra", deviceName: nil, source: .simulated,
+            channels: [ChannelCalibration(name: "main", resonantFrequency: 175, usableBand: 150...200)], sharpness: .frequency,
+            transient: .init(duration: 0.02, sharpnessTrim: [0.9, 1, 1.1]), limits: .init())
+        rig.engine.setProfile(profile, forDevice: "recording:lra")
+        // The event asks for sharpness 0.5; a dynamic parameter moves it to the sharpness tested.
+        let pattern = try HapticPattern(
+            events: [HapticEvent(eventType: .hapticTransient, parameters: [.init(parameterID: .hapticIntensity, value: 0.25), .init(parameterID: .hapticSharpness, value: 0.5)], relativeTime: 0)],
+            parameters: [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: sharpness - 0.5, relativeTime: 0)])
+        let tap = try rig.engine.makePlayer(with: pattern)
+        try tap.start(atTime: rig.time(0.01))
+        rig.advance(to: 0.1)
+        let drive = try #require(try rig.frames().first { $0.milliseconds >= 10 && $0.amplitudes[0] > 0 }).amplitudes[0]
+        #expect(abs(drive - 0.25 * trim) < 0.003, "sharpness \(sharpness): drive \(drive), expected \(0.25 * trim)")
+    }
 }
