@@ -86,6 +86,9 @@ public struct CalibrationProfile: Sendable, Hashable {
             self.sharpnessTrim = sharpnessTrim
         }
 
+        /// The largest multiplier of a tap's intensity at any sharpness.
+        public var highestLevel: Double { level * (sharpnessTrim.max() ?? 1) }
+
         /// The multiplier of a tap's intensity at `sharpness` (0 … 1, clamped): ``level`` times
         /// ``sharpnessTrim`` interpolated there.
         public func level(atSharpness sharpness: Double) -> Double {

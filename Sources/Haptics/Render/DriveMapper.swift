@@ -17,26 +17,28 @@ public struct DriveMapper: Sendable, Hashable {
     /// channel count does not match the device is replaced by the default.
     public init(device: DeviceDescription, profile: CalibrationProfile? = nil) {
         self.device = device
-        let fallback = CalibrationProfile.uncalibrated(for: device)
-        if let profile, profile.channels.count == device.channels.count {
-            self.profile = profile
-        } else {
-            self.profile = fallback
-        }
+        let chosen = profile.flatMap { $0.channels.count == device.channels.count ? $0 : nil } ?? CalibrationProfile.uncalibrated(for: device)
+        self.profile = chosen
+        sendsLevels = chosen.drive == .level && device.envelope?.acceptsLevels == true
+        startWindow = chosen.channels.contains { $0.startDrive != nil } ? PatternTimeline.startWindow : 0
+        highestIntensity = max(chosen.transient.highestLevel, 1)
     }
 
     /// Whether the drives are levels the device takes as they are: the frames the engine sends for
     /// them are marked ``DriveFrame/levels``. A profile of levels for a device that does not take
     /// them (a backend older than ABI 1.3) has its levels turned into amplitudes through the
     /// device's envelope instead, the nearest the device has.
-    public var sendsLevels: Bool { profile.drive == .level && device.envelope?.acceptsLevels == true }
+    public let sendsLevels: Bool
 
     /// How long a sustained vibration is started at its channels' start thresholds, in seconds:
     /// 0.02 where a channel has a ``ChannelCalibration/startDrive``, else 0 (nothing to start).
-    public var startWindow: Double { profile.channels.contains { $0.startDrive != nil } ? PatternTimeline.startWindow : 0 }
+    public let startWindow: Double
+
+    /// The largest intensity a drive may be asked for: 1, or more where the profile's taps are trimmed up.
+    let highestIntensity: Double
 
     /// The drive of every channel for `intensity` (0 … 1, or up to the profile's tap
-    /// ``CalibrationProfile/TransientShape/level`` where that trims a tap up) and `sharpness`
+    /// ``CalibrationProfile/TransientShape/highestLevel`` where that trims a tap up) and `sharpness`
     /// (0 … 1); `gain` multiplies the drive above the dead zone (a transient's kick) and lifts the
     /// limit from the rated to the overdrive level; `starting` (a sustained vibration's first
     /// 20 ms) lifts a drive under a channel's ``ChannelCalibration/startDrive`` to it, so the
@@ -58,7 +60,7 @@ public struct DriveMapper: Sendable, Hashable {
 
     /// Calls `body` with each channel that is driven and its drive (channels left out are off).
     private func forEachDrive(intensity: Double, sharpness: Double, gain: Double, starting: Bool = false, _ body: (Int, ChannelDrive) -> Void) {
-        let target = max(0, min(intensity, max(profile.transient.level, 1))) * CalibrationProfile.referenceOutput
+        let target = max(0, min(intensity, highestIntensity)) * CalibrationProfile.referenceOutput
         let sharpness = max(0, min(sharpness, 1))
         let cap = gain > 1 ? profile.limits.overdriveLevel : profile.limits.ratedLevel
         guard target > 0 else { return }

@@ -145,7 +145,7 @@ public struct Calibrator: Sendable {
                 resonantFrequency: fit.resonance?.resonantFrequency, qFactor: fit.resonance?.qFactor,
                 frequencyResponse: fit.frequencyMap.map { .init(frequency: $0.input, relativeOutput: $0.output) }, usableBand: fit.reachBand,
                 saturationOutput: amplitude.saturation, startDrive: amplitude.startDrive,
-                stopDrive: amplitude.startDrive.flatMap { start in amplitude.stopDrive.map { min($0, start) } },
+                stopDrive: amplitude.stopDrive,
                 riseTime: measurement.timing?.rise, fallTime: measurement.timing?.fall)
             let reach = profile.channels[measurement.channel].output(atDrive: measurement.largestSteadyDrive, frequency: 0)
             if reach < CalibrationProfile.referenceOutput {
@@ -154,7 +154,7 @@ public struct Calibrator: Sendable {
                         + "intensities above \(format(reach / CalibrationProfile.referenceOutput)) saturate")
             }
             if let start = amplitude.startDrive {
-                let stop = amplitude.stopDrive.map { min($0, start) } ?? start
+                let stop = amplitude.stopDrive ?? start
                 notes.append(
                     "\(description.name) starts from rest only at drive \(format(start))"
                         + (stop < start ? "; once running it keeps going down to \(format(stop)) (hysteresis)" : ""))
@@ -191,7 +191,7 @@ public struct Calibrator: Sendable {
                     profile.channels[channel].fullScaleOutput = amplitude.fullScale
                     profile.channels[channel].saturationOutput = amplitude.saturation
                     profile.channels[channel].startDrive = amplitude.startDrive
-                    profile.channels[channel].stopDrive = amplitude.startDrive.flatMap { start in amplitude.stopDrive.map { min($0, start) } }
+                    profile.channels[channel].stopDrive = amplitude.stopDrive
                     // The map stays for reference, relative to where the device now plays.
                     profile.channels[channel].frequencyResponse = []
                 }

@@ -24,7 +24,7 @@ public struct AmplitudeFit: Sendable, Hashable {
     /// The smallest drive that starts the actuator from rest; nil when every drive measured does.
     public var startDrive: Double?
     /// The smallest drive that keeps a running actuator going: the lowest it was seen turning at
-    /// below the start, else where its running curve starts; nil without a start threshold.
+    /// below the start, else where its running curve starts, never above ``startDrive``; nil without a start threshold.
     public var stopDrive: Double?
     /// Measured minus fitted output at each point the curve was fitted to, in the measurement's unit.
     public var residuals: [ResponsePoint] = []

@@ -140,6 +140,68 @@ struct DaemonAuthorizationTests {
         #expect(setting.questions == ["system-bus-name \(Self.nobody) org.swifthaptics.Haptics1.set-app-policy 0 False"], "\(setting.questions)")
     }
 
+    @Test(
+        "Debian's own polkitd, given the shipped actions and one administrator's rule, refuses another user the machine's settings and grants what the rule says",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: polkitd)))
+    func realPolkit() throws {
+        let setting = try Setting()
+        let polkit = try RealPolkit(rig: setting.rig, rule: """
+            polkit.addRule(function (action, subject) {
+                if (action.id == "org.swifthaptics.Haptics1.set-app-policy" && subject.user == "nobody") { return polkit.Result.YES; }
+            });
+            """)
+        defer { polkit.stop() }
+        #expect(try setting.setAppPolicy(as: getuid(), "org.example.Root").status == 0)
+        // Not in an active local session (no logind here): set-settings needs an administrator, and
+        // hapticsd asks without interaction, so polkitd's answer is a challenge, taken as no.
+        let refused = try setting.setEnabled(as: Self.nobody, false)
+        #expect(
+            refused.status != 0 && refused.output.contains("org.freedesktop.DBus.Error.AccessDenied")
+                && refused.output.contains("may not do org.swifthaptics.Haptics1.set-settings"), "\(refused.output)\n\(polkit.output)")
+        #expect(setting.enabled.contains("true"), "nobody switched haptics off: \(setting.enabled)")
+        // The rule grants another user's app's settings: polkitd found the action and ran the rule.
+        let granted = try setting.setAppPolicy(as: Self.nobody, "org.example.Root")
+        #expect(granted.status == 0, "\(granted.output)\n\(polkit.output)")
+    }
+
+    static let polkitd = "/usr/lib/polkit-1/polkitd"
+
+    /// Debian's polkitd on a rig's bus, in a mount namespace of its own where the shipped actions
+    /// file is the only action directory's content and `rule` the only administrator's rule
+    /// (bind mounts over `/usr/share/polkit-1/actions` and `/etc/polkit-1/rules.d`: the machine's
+    /// own files are never touched). polkitd changes to its own user, `polkitd`, once started.
+    final class RealPolkit {
+        let process: ChildProcess
+
+        init(rig: DaemonRig, rule: String) throws {
+            let actions = rig.directory + "/polkit-actions", rules = rig.directory + "/polkit-rules"
+            for directory in [actions, rules] {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                chmod(directory, 0o755)
+            }
+            let policy = TestSupport.packageRoot + "/dist/polkit-1/actions/org.swifthaptics.Haptics1.policy"
+            try FileManager.default.copyItem(atPath: policy, toPath: actions + "/org.swifthaptics.Haptics1.policy")
+            try rule.write(toFile: rules + "/50-haptics-test.rules", atomically: true, encoding: .utf8)
+            for file in [actions + "/org.swifthaptics.Haptics1.policy", rules + "/50-haptics-test.rules"] { chmod(file, 0o644) }
+            process = try ChildProcess(
+                [
+                    "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                    "mount --bind \"$1\" /usr/share/polkit-1/actions && mount --bind \"$2\" /etc/polkit-1/rules.d && exec \"$3\"", "polkit",
+                    actions, rules, DaemonAuthorizationTests.polkitd,
+                ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address], outputPath: rig.directory + "/polkitd.out")
+            let started = ChildProcess.waitUntil(timeout: 20) { [process] in process.output.contains("Acquired the name org.freedesktop.PolicyKit1") }
+            if !started { stop() }
+            try #require(started, "polkitd did not start: \(process.output)")
+        }
+
+        var output: String { process.output }
+
+        func stop() {
+            process.send(SIGTERM)
+            _ = try? process.wait(timeout: 10)
+        }
+    }
+
     @Test("on a session bus (authorization auto) nobody is asked: the settings are the user's")
     func sessionBus() throws {
         let rig = try DaemonRig()
