@@ -215,44 +215,20 @@ extension HapticsDaemon {
     /// `PlayPattern(s app_id, s device, s ahap, d intensity, a{sv} options) → o player`.
     private func playPattern(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
-        let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
-        let rawIntensity = try arguments.double()
-        let options = try arguments.dictionary()
-        let intensity = try Validation.number(rawIntensity, "intensity", in: 0...1)
-        // Admission before work: the app id, the device, the caller's rate and players are checked
-        // before the document is parsed, so a refused call costs the service next to nothing.
+        let rawApp = try arguments.string(), query = try arguments.string()
+        // Admission before work: the app id, the device, the caller's rate, players and parse
+        // budget are checked before the document is even read, so a refused call costs the
+        // service next to nothing. The rest is read with the document, off the event loop.
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
-        var loop = false, loopEnd = 0.0, at = 0.0
-        for (key, raw) in options {
-            let value = raw.unwrapped
-            switch key {
-            case "loop":
-                guard let flag = value.boolValue else { throw DaemonError.invalidArgument("options.loop", "expected a boolean (b), found '\(value.signature)'") }
-                loop = flag
-            case "loop-end":
-                guard case .double(let seconds) = value else {
-                    throw DaemonError.invalidArgument("options.loop-end", "expected seconds as a double (d), found '\(value.signature)'")
-                }
-                loopEnd = try Validation.number(seconds, "options.loop-end", in: 0...3600)
-            case "at-usec":
-                guard case .uint64(let microseconds) = value else {
-                    throw DaemonError.invalidArgument("options.at-usec", "expected CLOCK_MONOTONIC µs as a uint64 (t), found '\(value.signature)'")
-                }
-                at = try Validation.time(microseconds, "options.at-usec", now: HapticInstant.monotonicNow().nanoseconds)
-            default:
-                throw DaemonError.invalidArgument("options", "unknown option '\(key)'; options: loop (b), loop-end (d), at-usec (t)")
-            }
-        }
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
-        let record = PlayerRecord(
-            id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: intensity)
-        try parseThenReply(call, text, for: record, on: engine, scale: intensity * policy.appScale(app: app)) { [unowned self] record throws(BusError) in
-            if loop {
+        let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .pattern, oneShot: true, intensity: 1)
+        try parseThenReply(call, for: record, on: engine, appScale: policy.appScale(app: app), tail: Self.playOptions) { [unowned self] record, options throws(BusError) in
+            if options.loop {
                 record.player?.loopEnabled = true
-                if loopEnd > 0 { record.player?.loopEnd = loopEnd }
+                if options.loopEnd > 0 { record.player?.loopEnd = options.loopEnd }
             }
             do {
-                try record.player?.start(atTime: at)
+                try record.player?.start(atTime: options.at)
             } catch {
                 throw DaemonError.deviceFailed(record.deviceID, "\(error)")
             }
@@ -260,14 +236,52 @@ extension HapticsDaemon {
         }
     }
 
+    /// What `PlayPattern` asks for after its document: its intensity and options.
+    struct PlayOptions: Sendable {
+        /// The intensity asked for, 0…1.
+        var intensity = 1.0
+        var loop = false
+        /// Seconds; 0: the pattern's end.
+        var loopEnd = 0.0
+        /// When to start, the engine's time in seconds (0: now).
+        var at = 0.0
+    }
+
+    /// Reads and checks `PlayPattern`'s intensity and options, after its document.
+    static func playOptions(_ arguments: BusReader) throws(BusError) -> PlayOptions {
+        var result = PlayOptions()
+        result.intensity = try Validation.number(try arguments.double(), "intensity", in: 0...1)
+        for (key, raw) in try arguments.dictionary() {
+            let value = raw.unwrapped
+            switch key {
+            case "loop":
+                guard let flag = value.boolValue else { throw DaemonError.invalidArgument("options.loop", "expected a boolean (b), found '\(value.signature)'") }
+                result.loop = flag
+            case "loop-end":
+                guard case .double(let seconds) = value else {
+                    throw DaemonError.invalidArgument("options.loop-end", "expected seconds as a double (d), found '\(value.signature)'")
+                }
+                result.loopEnd = try Validation.number(seconds, "options.loop-end", in: 0...3600)
+            case "at-usec":
+                guard case .uint64(let microseconds) = value else {
+                    throw DaemonError.invalidArgument("options.at-usec", "expected CLOCK_MONOTONIC µs as a uint64 (t), found '\(value.signature)'")
+                }
+                result.at = try Validation.time(microseconds, "options.at-usec", now: HapticInstant.monotonicNow().nanoseconds)
+            default:
+                throw DaemonError.invalidArgument("options", "unknown option '\(key)'; options: loop (b), loop-end (d), at-usec (t)")
+            }
+        }
+        return result
+    }
+
     /// `CreatePlayer(s app_id, s device, s ahap) → o player`: made, not started.
     private func createPlayer(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
-        let rawApp = try arguments.string(), query = try arguments.string(), text = try arguments.string()
+        let rawApp = try arguments.string(), query = try arguments.string()
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(id: players.allocateID(), owner: sender, appID: app, deviceID: owned.id, origin: .player, oneShot: false, intensity: 1)
-        try parseThenReply(call, text, for: record, on: engine, scale: policy.appScale(app: app)) { _ throws(BusError) in }
+        try parseThenReply(call, for: record, on: engine, appScale: policy.appScale(app: app), tail: { _ throws(BusError) in PlayOptions() }) { _, _ throws(BusError) in }
     }
 
     /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
@@ -285,37 +299,57 @@ extension HapticsDaemon {
     /// Most documents parsed or waiting to be, for all clients together (one per client at a time).
     static let maximumParsesUnderWay = 8
 
-    /// Parses `text` and makes `record`'s engine player on `engine` (scaled by `scale`, muted by the
-    /// app's policy) off the main thread: a document of up to 4 MiB and its timeline take tens of
-    /// ms, more in a debug build, and the event loop keeps answering everyone meanwhile. Back on
-    /// the main thread the player joins the registry, `then` starts or sets it up, and `call` is
-    /// answered with its path, or with the error thrown (the player then goes).
+    /// Reads the document (and, through `tail`, what follows it) from `call`, parses it and makes
+    /// `record`'s engine player on `engine` (scaled by the intensity asked for and `appScale`,
+    /// muted by the app's policy), all off the main thread: sd-bus checks a 4 MiB string's UTF-8
+    /// as it is read (tens of ms; on the event loop it was most of what the largest documents cost
+    /// everyone else), and the document and its timeline take tens of ms more. Back on the main
+    /// thread the document's bytes are charged to the caller's parse budget, the player joins the
+    /// registry, `then` starts or sets it up, and `call` is answered with its path, or with the
+    /// error thrown (the player then goes).
     ///
-    /// The document's bytes count against the caller's parse budget first, its elements against
-    /// the caller's element budget (checked again on the main thread); a client has one document
-    /// under way at a time and the service ``maximumParsesUnderWay`` (`Throttled` beyond). Nothing
-    /// is made for a client that left meanwhile.
+    /// A caller that owes its parse budget is refused (`Throttled`) before anything is read, its
+    /// elements count against its element budget (checked again on the main thread); a client has
+    /// one document under way at a time and the service ``maximumParsesUnderWay`` (`Throttled`
+    /// beyond). Nothing is made for a client that left meanwhile.
+    ///
+    /// The worker reads `call` while the main thread holds it and leaves it alone: sd-bus's reads
+    /// touch only the message (its read position), never the connection, and the message's
+    /// reference is the main thread's, taken and dropped there.
     func parseThenReply(
-        _ call: BusMessage, _ text: String, for record: PlayerRecord, on engine: HapticEngine, scale: Double,
-        _ then: @escaping (PlayerRecord) throws(BusError) -> Void
+        _ call: BusMessage, for record: PlayerRecord, on engine: HapticEngine, appScale: Double,
+        tail: @escaping @Sendable (BusReader) throws(BusError) -> PlayOptions, _ then: @escaping (PlayerRecord, PlayOptions) throws(BusError) -> Void
     ) throws(BusError) {
         let sender = record.owner
         guard !parsing.contains(sender) else { throw DaemonError.parsing(sender, busy: false) }
         guard parsing.count < Self.maximumParsesUnderWay else { throw DaemonError.parsing(sender, busy: true) }
-        try limiter.admitBytes(sender, text.utf8.count, at: .monotonicNow())
+        try limiter.admitBytes(sender, at: .monotonicNow())
         parsing.insert(sender)
         let pending = UncheckedMain(PendingParse(daemon: self, call: call, record: record, engine: engine, then: then))
+        let message = LentMessage(pointer: call.pointer)
         let queue = self.queue, maker = players.maker, id = record.id, device = record.deviceID
         let holding = players.elements(ownedBy: sender), limit = options.maxElementsPerClient
         let muted = !policy.isEnabled(app: record.appID)
         parser.async {
+            var bytes = 0
             let made = Result<Made, BusError> { () throws(BusError) in
+                let arguments = BusReader(message.pointer)
+                let text = try arguments.string()
+                bytes = text.utf8.count
+                let options = try tail(arguments)
                 let pattern = try HapticsDaemon.pattern(fromAHAP: text)
                 try Self.checkElements(of: pattern, for: sender, holding: holding, limit: limit)
-                return Made(pattern: pattern, player: try maker.make(id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: device))
+                let player = try maker.make(id, pattern: pattern, engine: engine, scale: options.intensity * appScale, muted: muted, device: device)
+                return Made(pattern: pattern, player: player, options: options)
             }
-            queue.post { pending.value.finish(made) }
+            queue.post { [bytes] in pending.value.finish(made, bytes: bytes) }
         }
+    }
+
+    /// A method call the main thread holds (``PendingParse/call``) while the parse worker reads its
+    /// arguments: the worker neither takes nor drops a reference to it.
+    struct LentMessage: @unchecked Sendable {
+        let pointer: OpaquePointer
     }
 
     /// Throws `OverBudget` when `pattern` would take `sender`'s players past `limit` elements
@@ -329,6 +363,7 @@ extension HapticsDaemon {
     struct Made: @unchecked Sendable {
         let pattern: HapticPattern
         let player: any HapticAdvancedPatternPlayer
+        let options: PlayOptions
     }
 
     /// A document being parsed for a call, and what to do with it (main thread only).
@@ -337,9 +372,11 @@ extension HapticsDaemon {
         let call: BusMessage
         let record: PlayerRecord
         let engine: HapticEngine
-        let then: (PlayerRecord) throws(BusError) -> Void
+        let then: (PlayerRecord, PlayOptions) throws(BusError) -> Void
 
-        init(daemon: HapticsDaemon, call: BusMessage, record: PlayerRecord, engine: HapticEngine, then: @escaping (PlayerRecord) throws(BusError) -> Void) {
+        init(
+            daemon: HapticsDaemon, call: BusMessage, record: PlayerRecord, engine: HapticEngine, then: @escaping (PlayerRecord, PlayOptions) throws(BusError) -> Void
+        ) {
             self.daemon = daemon
             self.call = call
             self.record = record
@@ -347,14 +384,17 @@ extension HapticsDaemon {
             self.then = then
         }
 
-        func finish(_ made: Result<Made, BusError>) {
+        /// The worker read `bytes` bytes of document and made `made`.
+        func finish(_ made: Result<Made, BusError>, bytes: Int) {
             let sender = record.owner
             daemon.parsing.remove(sender)
             // The client left while its document was parsed: nothing is kept, nobody to answer
             // (the engine player goes with `made`).
             guard daemon.clientApps[sender] != nil, !daemon.stopping else { return }
+            daemon.limiter.chargeBytes(sender, bytes, at: .monotonicNow())
             do throws(BusError) {
                 let made = try made.get()
+                record.intensity = made.options.intensity
                 // Again: the client's other players may have grown meanwhile.
                 try HapticsDaemon.checkElements(
                     of: made.pattern, for: sender, holding: daemon.players.elements(ownedBy: sender), limit: daemon.options.maxElementsPerClient)
@@ -364,7 +404,7 @@ extension HapticsDaemon {
                 daemon.players.adopt(record, player: made.player, engine: engine, pattern: made.pattern)
                 // The app's policy may have changed meanwhile.
                 daemon.applyAppPolicy(to: record)
-                do { try then(record) } catch {
+                do { try then(record, made.options) } catch {
                     daemon.players.remove(record)
                     throw error
                 }

@@ -24,11 +24,18 @@ struct CallLimiter {
         bytes = TokenBuckets(rate: Double(byteLimit))
     }
 
-    /// Takes `count` bytes of `client`'s parse budget at `now`, or throws `Throttled`: parsing is
-    /// work the caller pays for, so a client sending the largest documents over and over is slowed
-    /// down before the service spends its time on them.
-    mutating func admitBytes(_ client: String, _ count: Int, at now: HapticInstant) throws(BusError) {
-        guard bytes.take(Double(count), for: client, at: now) else { throw DaemonError.throttledBytes(client, limit: byteLimit) }
+    /// Throws `Throttled` while `client` owes bytes of its parse budget at `now`: parsing is work
+    /// the caller pays for, so a client sending the largest documents over and over is slowed down
+    /// before the service reads another.
+    func admitBytes(_ client: String, at now: HapticInstant) throws(BusError) {
+        guard bytes.balance(for: client, at: now) > 0 else { throw DaemonError.throttledBytes(client, limit: byteLimit) }
+    }
+
+    /// Charges `count` bytes, a document read, to `client`'s parse budget at `now`. The balance may
+    /// go below zero (a document's size is known only once it is read, off the event loop); the
+    /// client's next documents are refused until it is paid back, at ``byteLimit`` a second.
+    mutating func chargeBytes(_ client: String, _ count: Int, at now: HapticInstant) {
+        bytes.charge(Double(count), for: client, at: now)
     }
 
     /// Takes one token for `client` at `now`, or throws `Throttled`.
@@ -50,14 +57,22 @@ struct TokenBuckets {
 
     init(rate: Double) { self.rate = rate }
 
+    /// The tokens `client` has at `now` (below zero while it owes some).
+    func balance(for client: String, at now: HapticInstant) -> Double {
+        guard let bucket = buckets[client] else { return rate }
+        return min(rate, bucket.tokens + now.seconds(since: bucket.updated) * rate)
+    }
+
+    /// Takes `amount` tokens from `client` at `now`, into debt if it has fewer.
+    mutating func charge(_ amount: Double, for client: String, at now: HapticInstant) {
+        buckets[client] = (balance(for: client, at: now) - amount, now)
+    }
+
     /// Takes `amount` tokens for `client` at `now`; false (nothing taken) when it has fewer.
     mutating func take(_ amount: Double, for client: String, at now: HapticInstant) -> Bool {
-        var bucket = buckets[client] ?? (rate, now)
-        bucket.tokens = min(rate, bucket.tokens + now.seconds(since: bucket.updated) * rate)
-        bucket.updated = now
-        let granted = bucket.tokens >= amount
-        if granted { bucket.tokens -= amount }
-        buckets[client] = bucket
+        let tokens = balance(for: client, at: now)
+        let granted = tokens >= amount
+        buckets[client] = (granted ? tokens - amount : tokens, now)
         return granted
     }
 

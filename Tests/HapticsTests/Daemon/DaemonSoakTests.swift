@@ -13,8 +13,8 @@ import Glibc
 /// players and vanish, loops of a nanosecond, feedbackd events ended by strangers. Every ordinary
 /// call is served (their round trips are printed: a figure, not a bound), the service stays up,
 /// nothing of the hostile clients remains once they have left and the resident size comes back
-/// within 10 % of its level after a warm-up under the same crowd. Scripts/test runs it alone,
-/// against the release build the packaging pass makes.
+/// within 10 % of its level after a warm-up under the same crowd; and one client's parse budget.
+/// Scripts/test runs it alone, against the release build the packaging pass makes.
 @Suite("hapticsd: a soak under 50 hostile clients beside 5 ordinary ones")
 struct DaemonSoakTests {
     /// Each client runs on its own thread with its own connection until `stop`.
@@ -71,18 +71,59 @@ struct DaemonSoakTests {
         func pump(for seconds: Double) { usleep(UInt32(seconds * 1e6)) }
     }
 
+    /// The service as it ships: the release build the packaging pass makes (Scripts/test builds it
+    /// before this suite runs), the debug build's when there is none.
+    static var executable: String {
+        let release = TestSupport.packageRoot + "/.build/packaging/release/hapticsd"
+        return ProcessInfo.processInfo.environment["HAPTICS_SOAK_HAPTICSD"]
+            ?? (FileManager.default.isExecutableFile(atPath: release) ? release : DaemonRig.hapticsd)
+    }
+
     static func playEffect(_ client: Client, app: String, effect: String) throws(BusError) {
         try client.call("PlayEffect", [.string(app), .string(""), .string(effect), .double(0.5)])
+    }
+
+    @Test("a client that owes its parse budget (8 MiB of documents a second) is refused before its next document is read")
+    func parseBudget() throws {
+        let rig = try DaemonRig(executable: Self.executable)
+        let client = try TestBusClient(address: rig.address)
+        let text = try DaemonBoundsTests.transients(22_000)
+        let size = Double(text.utf8.count), rate = Double(8 << 20), calls = 12
+        let huge = BusValue.string(text)
+        let start = HapticInstant.monotonicNow()
+        var accepted = 0
+        var refusal: BusError?
+        for _ in 0..<calls {
+            do throws(BusError) {
+                let reply = try client.call("CreatePlayer", [.string("org.example.Budget"), .string(""), huge])
+                accepted += 1
+                if let path = reply.first?.stringValue { try client.player(path, "Release") }
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        let elapsed = HapticInstant.monotonicNow().seconds(since: start)
+        // Read at most: the burst, what the budget refilled meanwhile, and the one document that
+        // took it into debt (a document's size is known only once it is read).
+        #expect(Double(accepted) * size <= rate + elapsed * rate + size, "\(accepted) documents of \(Int(size)) bytes read in \(elapsed) s")
+        if let refusal {
+            #expect(refusal.name == "org.swifthaptics.Haptics1.Error.Throttled" && refusal.message.contains("bytes of patterns per second"), "\(refusal)")
+        } else {
+            // Only a service slower than the budget reads them all (a debug build: about a second a document).
+            #expect(elapsed >= (Double(calls) * size - rate - size) / rate, "\(calls) documents of \(Int(size)) bytes read in \(elapsed) s, none refused")
+        }
+        // Paid back at the budget's rate: a second later documents are read again.
+        usleep(1_200_000)
+        let path = try #require(try client.call("CreatePlayer", [.string("org.example.Budget"), .string(""), huge]).first?.stringValue)
+        try client.player(path, "Release")
+        print("parse budget: \(accepted) documents of \(Int(size) / 1024) KiB read in \(String(format: "%.2f", elapsed)) s before \(refusal?.name ?? "no refusal")")
     }
 
     @Test("among 50 hostile clients every ordinary call is served, nothing of the hostile clients remains and the resident size comes back within 10 % of warm-up")
     func soak() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["HAPTICS_SOAK_SECONDS"] ?? "") ?? 60
-        // The service as it ships: the release build the packaging pass makes (Scripts/test builds
-        // it before this suite runs), the debug build's when there is none.
-        let release = TestSupport.packageRoot + "/.build/packaging/release/hapticsd"
-        let executable = ProcessInfo.processInfo.environment["HAPTICS_SOAK_HAPTICSD"]
-            ?? (FileManager.default.isExecutableFile(atPath: release) ? release : DaemonRig.hapticsd)
+        let executable = Self.executable
         let rig = try DaemonRig(arguments: ["--max-calls-per-second", "200"], executable: executable)
         let pid = try #require(rig.daemonPID)
         let observer = try TestBusClient(address: rig.address)
