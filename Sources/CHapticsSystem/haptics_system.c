@@ -62,6 +62,10 @@ int haptics_malloc_trim(void) {
     return malloc_trim(0);
 }
 
+int haptics_malloc_fix_mmap_threshold(size_t bytes) {
+    return mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1 ? 0 : -EINVAL;
+}
+
 int haptics_set_thread_nice(int nice) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), nice) == 0 ? 0 : -errno;
 }

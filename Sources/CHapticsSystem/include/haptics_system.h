@@ -2,6 +2,7 @@
 #ifndef HAPTICS_SYSTEM_H
 #define HAPTICS_SYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /**
@@ -41,6 +42,14 @@ int64_t haptics_timerfd_wait(int fd);
  * released. (Glibc's Swift module leaves <malloc.h> out.)
  */
 int haptics_malloc_trim(void);
+
+/**
+ * `mallopt(M_MMAP_THRESHOLD, bytes)`: allocations of at least `bytes` are mapped on their own and
+ * unmapped when freed, and glibc no longer raises the threshold by itself (after each such free it
+ * otherwise does, up to 32 MiB, and later blocks that size come from the heaps, where a freed one
+ * stays resident). Returns 0, or -EINVAL.
+ */
+int haptics_malloc_fix_mmap_threshold(size_t bytes);
 
 /**
  * Sets the calling thread's nice value (`setpriority(PRIO_PROCESS, gettid(), nice)`): a thread
