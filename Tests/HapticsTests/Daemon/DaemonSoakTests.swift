@@ -15,7 +15,7 @@ import Glibc
 /// nothing of the hostile clients remains once they have left and the resident size comes back
 /// within 10 % of its level after a warm-up under the same crowd; and one client's parse budget.
 /// Scripts/test runs it alone, against the release build the packaging pass makes.
-@Suite("hapticsd: a soak under 50 hostile clients beside 5 ordinary ones")
+@Suite("hapticsd: a soak under 50 hostile clients beside 5 ordinary ones", .serialized)
 struct DaemonSoakTests {
     /// Each client runs on its own thread with its own connection until `stop`.
     final class Crowd: Sendable {
