@@ -429,29 +429,22 @@ public struct Calibrator: Sendable {
         var total = durations.count + 1
 
         /// The worst relative error over the grid, the mean ratio of peak to target, and each ratio
-        /// (with the intensity exponent fitted to them).
+        /// (with the intensity exponent fitted to them), and the ratios as measured (`raw`: played
+        /// with the shape's exponent, 1 for every shape tried).
         func trial(_ shape: CalibrationProfile.TransientShape) throws(CalibrationError) -> (
-            shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double]
+            shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double], raw: [Double]
         ) {
             var trial = profile
             trial.transient = shape
             let stimuli = grid.map { Stimulus.tap(intensity: $0.0, sharpness: $0.1, captureLength: shape.duration + plan.tapCapture) }
             tried += 1
             progress.report(phase: "tap shape", done: min(tried, total), total: total)
-            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return (shape, .infinity, .nan, []) }
+            guard let peaks = try source.measure(stimuli, profile: trial, progress: SilentProgress()) else { return (shape, .infinity, .nan, [], []) }
             let ratios = zip(grid, peaks).map { $1 / (Self.tapTarget * $0.0 * CalibrationProfile.referenceOutput) }
-            // Taps that grow with intensity as i^γ (γ ≠ 1: not like the steady output the curve
-            // was fitted to) are played at intensity i^(1/γ); what that does to each ratio follows.
+            let (exponent, adjusted) = Self.intensityExponent(intensities: grid.map(\.0), ratios: ratios, threshold: 0.03)
             var fitted = shape
-            var adjusted = ratios
-            if let growth = Self.growth(intensities: grid.map(\.0), ratios: ratios) {
-                let exponent = min(max(1 / growth, ProfileFormat.Range.intensityExponent.lowerBound), ProfileFormat.Range.intensityExponent.upperBound)
-                if abs(exponent - 1) >= 0.03 {
-                    fitted.intensityExponent = Self.round(exponent, 3)
-                    adjusted = zip(grid, ratios).map { $1 * pow($0.0, growth * (fitted.intensityExponent - 1)) }
-                }
-            }
-            return (fitted, adjusted.map { abs($0 - 1) }.max() ?? .infinity, adjusted.reduce(0, +) / Double(max(adjusted.count, 1)), adjusted)
+            fitted.intensityExponent = exponent
+            return (fitted, adjusted.map { abs($0 - 1) }.max() ?? .infinity, adjusted.reduce(0, +) / Double(max(adjusted.count, 1)), adjusted, ratios)
         }
 
         /// Where `ratio` crosses 1 between two neighbouring `values` of a family of shapes, by linear interpolation.
@@ -479,7 +472,7 @@ public struct Calibrator: Sendable {
             return ends.isEmpty ? [min(longestKick, duration / 2)] : ends.map { min($0, longestKick) }
         }
 
-        var results: [(shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double])] = []
+        var results: [(shape: CalibrationProfile.TransientShape, error: Double, ratio: Double, ratios: [Double], raw: [Double])] = []
         for duration in durations { results.append(try trial(CalibrationProfile.TransientShape(duration: duration))) }
         if pushPeriod == nil, let target = crossing(results.map { ($0.shape.duration, $0.ratio) }) {
             let duration = max((target / interval).rounded() * interval, all.first ?? interval)
@@ -508,16 +501,19 @@ public struct Calibrator: Sendable {
         var chosen = results.filter { $0.error <= smallest + 0.005 }.min { a, b in
             (a.shape.overdriveGain, a.shape.duration, a.shape.overdriveDuration) < (b.shape.overdriveGain, b.shape.duration, b.shape.overdriveDuration)
         }!
-        // The winner of many noisy trials looks better than it is: measure it again, and take the
-        // shape's intensity exponent and error from both measurements together. Its peaks' mean
-        // from both sets the tap's level, the trim the shape's steps (whole milliseconds, whole
+        // The winner of many noisy trials looks better than it is: measure it again, and fit the
+        // shape's intensity exponent to both measurements together (twice the points: an exponent
+        // 1 % from 1 is applied, where one trial's must be 3 % off to be told from noise). Their
+        // peaks' mean sets the tap's level, the trim the shape's steps (whole milliseconds, whole
         // pushes, a few kick gains) cannot make.
         var base = chosen.shape
         base.intensityExponent = 1
         let again = try trial(base)
-        let firstExponent = chosen.shape.intensityExponent, secondExponent = again.shape.intensityExponent
-        chosen.shape.intensityExponent = Self.round((firstExponent + secondExponent) / 2, 3)
-        let both = chosen.ratios + again.ratios
+        let pooled = Self.intensityExponent(intensities: (grid + grid).map(\.0), ratios: chosen.raw + again.raw, threshold: 0.01)
+        chosen.shape.intensityExponent = pooled.exponent
+        chosen.ratios = Array(pooled.adjusted[..<grid.count])
+        let both = pooled.adjusted
+        let againRatios = Array(pooled.adjusted[grid.count...])
         let mean = both.reduce(0, +) / Double(max(both.count, 1))
         if mean.isFinite, mean > 0 {
             let level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
@@ -537,12 +533,24 @@ public struct Calibrator: Sendable {
             func worst(_ ratios: [Double]) -> Double {
                 zip(grid, ratios).map { abs($1 * level * trims[sharpnesses.firstIndex(of: $0.1)!] - 1) }.max() ?? .infinity
             }
-            chosen.error = (worst(chosen.ratios) + worst(again.ratios)) / 2
+            chosen.error = (worst(chosen.ratios) + worst(againRatios)) / 2
         } else {
             chosen.error = (chosen.error + again.error) / 2
         }
         progress.report(phase: "tap shape", done: total, total: total)
         return TransientFit(shape: chosen.shape, maxError: chosen.error, candidatesTried: tried)
+    }
+
+    /// The exponent taps of `intensities` are played with (``CalibrationProfile/TransientShape/intensityExponent``,
+    /// rounded to 3 digits) so their peaks grow in proportion, from their peak-to-target `ratios`
+    /// played as they are; 1 when it is within `threshold` of 1. Taps growing as i^γ are played at
+    /// i^(1/γ); `adjusted` is what that does to each ratio.
+    static func intensityExponent(intensities: [Double], ratios: [Double], threshold: Double) -> (exponent: Double, adjusted: [Double]) {
+        guard let growth = growth(intensities: intensities, ratios: ratios) else { return (1, ratios) }
+        let range = ProfileFormat.Range.intensityExponent
+        let exponent = round(min(max(1 / growth, range.lowerBound), range.upperBound), 3)
+        guard abs(exponent - 1) >= threshold else { return (1, ratios) }
+        return (exponent, zip(intensities, ratios).map { $1 * pow($0, growth * (exponent - 1)) })
     }
 
     /// γ in "a tap's peak grows as intensity^γ", from its peak-to-target ratios at `intensities`
