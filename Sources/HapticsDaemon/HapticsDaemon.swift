@@ -66,10 +66,10 @@ public final class HapticsDaemon: @unchecked Sendable {
         EventLoop.blockSignals(handledSignals)
     }
 
-    /// Sets everything up short of taking the bus names: plugins, devices, policy, theme, bus connection.
     /// Allocations of at least this many bytes are mapped on their own (glibc's default start, held fixed).
     static let mmapThreshold = 128 << 10
 
+    /// Sets everything up short of taking the bus names: plugins, devices, policy, theme, bus connection.
     public init(options: DaemonOptions) throws(DaemonStartError) {
         self.options = options
         var logger = Logger(label: "hapticsd")
