@@ -509,12 +509,10 @@ public struct Calibrator: Sendable {
         var base = chosen.shape
         base.intensityExponent = 1
         let again = try trial(base)
-        let pooled = Self.intensityExponent(intensities: (grid + grid).map(\.0), ratios: chosen.raw + again.raw, threshold: 0.01)
+        let twice = grid + grid  // the grid, once per measurement
+        let pooled = Self.intensityExponent(intensities: twice.map(\.0), ratios: chosen.raw + again.raw, threshold: 0.01)
         chosen.shape.intensityExponent = pooled.exponent
-        chosen.ratios = Array(pooled.adjusted[..<grid.count])
-        let both = pooled.adjusted
-        let againRatios = Array(pooled.adjusted[grid.count...])
-        let mean = both.reduce(0, +) / Double(max(both.count, 1))
+        let mean = pooled.adjusted.reduce(0, +) / Double(max(pooled.adjusted.count, 1))
         if mean.isFinite, mean > 0 {
             let level = Self.round(min(max(1 / mean, Self.levelTrim.lowerBound), Self.levelTrim.upperBound), 3)
             chosen.shape.level = level
@@ -523,17 +521,18 @@ public struct Calibrator: Sendable {
             var trims = sharpnesses.map { _ in 1.0 }
             if profile.sharpness == .frequency, sharpnesses.count >= 2, sharpnesses == Self.evenlySpread(sharpnesses.count) {
                 trims = sharpnesses.map { sharpness in
-                    let column = zip(grid + grid, both).filter { $0.0.1 == sharpness }.map(\.1)
+                    let column = zip(twice, pooled.adjusted).filter { $0.0.1 == sharpness }.map(\.1)
                     let columnMean = column.reduce(0, +) / Double(max(column.count, 1))
                     guard columnMean.isFinite, columnMean > 0 else { return 1 }
                     return Self.round(min(max(mean / columnMean, Self.sharpnessTrim.lowerBound), Self.sharpnessTrim.upperBound), 3)
                 }
                 if trims.contains(where: { $0 != 1 }) { chosen.shape.sharpnessTrim = trims }
             }
-            func worst(_ ratios: [Double]) -> Double {
+            // Each measurement's worst, averaged.
+            func worst(_ ratios: ArraySlice<Double>) -> Double {
                 zip(grid, ratios).map { abs($1 * level * trims[sharpnesses.firstIndex(of: $0.1)!] - 1) }.max() ?? .infinity
             }
-            chosen.error = (worst(chosen.ratios) + worst(againRatios)) / 2
+            chosen.error = (worst(pooled.adjusted[..<grid.count]) + worst(pooled.adjusted[grid.count...])) / 2
         } else {
             chosen.error = (chosen.error + again.error) / 2
         }
