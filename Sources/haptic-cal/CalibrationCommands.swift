@@ -324,6 +324,9 @@ struct Calibrate: ParsableCommand {
                 let band = channel.usableBand.map { "\(fixed($0.lowerBound, 1))–\(fixed($0.upperBound, 1)) Hz" } ?? "none (plays at its default frequency)"
                 print("  usable band        \(band) (full output over \(fixed(reach.lowerBound, 1))–\(fixed(reach.upperBound, 1)) Hz)")
             }
+            if !channel.frequencyResponseByOutput.isEmpty {
+                print("  band by output     \(describe(channel.frequencyResponseByOutput, unit: unitName)) (the resonance moves with amplitude)")
+            }
         }
         switch profile.sharpness {
         case .none: print("sharpness            not rendered (one feel)")
@@ -344,8 +347,10 @@ struct Calibrate: ParsableCommand {
 
 /// One paragraph about a verification.
 func summary(_ report: VerificationReport) -> String {
-    "verification         tones R² \(fixed(report.toneLinearity.rSquared, 5)), slope \(fixed(report.toneLinearity.slope, 3)); "
+    "verification         tones R² \(fixed(report.toneLinearity.rSquared, 5)), slope \(fixed(report.toneLinearity.slope, 3)) "
+        + "(less the sensor's noise, \(fixed(report.toneNoise, 4)) g); "
         + "mean error \(fixed(report.meanError * 100, 1)) %, largest \(fixed(report.maxError * 100, 1)) % over \(report.judged.count) references"
+        + (report.judged.max { abs($0.relativeError) < abs($1.relativeError) }.map { " (\($0.name): \(String(format: "%+.1f", $0.relativeError * 100)) %)" } ?? "")
         + (report.unreachable.isEmpty
             ? ""
             : "; \(report.unreachable.count) under the profile's floor (\(report.unreachable.map(\.name).joined(separator: ", "))): unreachable, not counted")
@@ -357,7 +362,8 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replay reference effects through a device's profile, measure them and report the error.",
         discussion: """
-            Plays a ladder of tones (intensity 0.1…1), taps (0.2…1 at sharpness 0, 0.5, 1) and the vocabulary's single-tap effects \
+            Plays a ladder of tones (intensity 0.1…1 at sharpness 0.5; 0.2, 0.6 and 1 at sharpness 0 and 1 where sharpness \
+            changes how the device plays), taps (0.2…1 at sharpness 0, 0.5, 1) and the vocabulary's single-tap effects \
             through the profile the engine would use (or --profile FILE), measures each one and compares it with what it asks for: \
             intensity × 1 g for tones, intensity × \(Calibrator.tapTarget) g at the peak for taps.
             """)
@@ -492,6 +498,7 @@ struct ShowProfile: ParsableCommand {
             if let q = channel.qFactor { line += ", Q \(fixed(q, 1))" }
             if let band = channel.usableBand { line += ", band \(fixed(band.lowerBound, 1))–\(fixed(band.upperBound, 1)) Hz" }
             if !channel.frequencyResponse.isEmpty { line += ", \(channel.frequencyResponse.count)-point frequency map" }
+            if !channel.frequencyResponseByOutput.isEmpty { line += ", band by output \(describe(channel.frequencyResponseByOutput, unit: ""))" }
             if let saturation = channel.saturationOutput { line += ", levels off at \(fixed(saturation, 3))" }
             if let start = channel.startDrive { line += ", starts at \(fixed(start, 3))" + (channel.stopDrive.map { $0 < start ? " (runs down to \(fixed($0, 3)))" : "" } ?? "") }
             if channel.lowestOutputFromRest() > 0 { line += ", floor \(fixed(channel.lowestOutputFromRest(), 3)) from rest" }

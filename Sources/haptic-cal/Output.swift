@@ -32,6 +32,17 @@ func describe(_ tap: CalibrationProfile.TransientShape) -> String {
     return text
 }
 
+/// Maps by output in one line, the band's two ends: `at 0.200 / 0.934 / 1.310 g: 166.0 Hz ×0.95 / 0.99 / 1.02, 171.4 Hz ×1.08 / 0.97 / 0.91`.
+func describe(_ maps: [ChannelCalibration.OutputFrequencyMap], unit: String) -> String {
+    guard let first = maps.first?.points, let low = first.first?.frequency, let high = first.last?.frequency else { return "none" }
+    let outputs = maps.map { fixed($0.output, 3) }.joined(separator: " / ") + (unit.isEmpty ? "" : " \(unit)")
+    // Every map spans the same frequencies: its first and last points are the band's ends.
+    let ends = [(low, \[ChannelCalibration.FrequencyPoint].first), (high, \.last)].map { frequency, end in
+        "\(fixed(frequency, 1)) Hz ×" + maps.map { fixed($0.points[keyPath: end]?.relativeOutput ?? 1, 2) }.joined(separator: " / ")
+    }
+    return "at \(outputs): " + ends.joined(separator: ", ")
+}
+
 /// Left-justifies `text` in `width` columns.
 func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)

@@ -1,6 +1,6 @@
 import HapticsSupport
 
-/// The calibration-profile file format, version 3 (versions 1 and 2 are still read): one JSON object per device.
+/// The calibration-profile file format, version 4 (versions 1 to 3 are still read): one JSON object per device.
 ///
 /// ```json
 /// {
@@ -27,10 +27,11 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1`, `2` and `3`. A newer version
+/// - `format_version` (required): whole number; this build reads `1` to `4`. A newer version
 ///   (any larger whole number, however large) is refused with a message saying so, never half-read.
-///   Version 2 adds the keys marked (2) and negative dead zones; version 3 adds those marked (3). A
-///   profile is written with the oldest version that holds it, so older builds keep reading it.
+///   Version 2 adds the keys marked (2) and negative dead zones; versions 3 and 4 add those marked
+///   (3) and (4). A profile is written with the oldest version that holds it, so older builds keep
+///   reading it.
 /// - (3) `drive`: `"amplitude"` (default) or `"level"`. Drives (`dead_zone`, `start_drive`,
 ///   `stop_drive`, `limits`) are the amplitudes a frame asks for, which a backend with a drive
 ///   envelope lifts over its board's offset; or, `"level"`, levels of the hardware's full scale from
@@ -53,6 +54,12 @@ import HapticsSupport
 ///   - `frequency_response`: `[frequency_hz, relative_output]` pairs, frequencies strictly
 ///     increasing in 1…20000 Hz, outputs 0…1 relative to the best frequency, as Android's
 ///     frequency-to-output-acceleration map (optional; empty or absent means flat).
+///   - (4) `frequency_response_by_output`: 2…8 objects `{"output": o, "frequency_response": [[f, r], …]}`,
+///     outputs strictly increasing in 0.001…100 reference units: the map measured again at the
+///     steady output `o` (measured where `frequency_response` is 1, and 1 there), relative outputs
+///     0…4, every map spanning the same frequencies. For an actuator whose resonance moves with
+///     amplitude; within their span a drive for output `o` reads between the two maps nearest `o`
+///     (optional).
 ///   - `usable_band_hz`: `[low, high]`, 1 ≤ low < high ≤ 20000: the frequencies sharpness 0…1 spans
 ///     (optional; only for channels whose frequency can be chosen).
 ///   - (2) `saturation_output`: the output the curve levels off at, reference units, 0.001…100:
@@ -91,6 +98,11 @@ public enum ProfileFormat {
         public static let qFactor = 0.5...1000.0
         /// Relative output in a frequency map.
         public static let relativeOutput = 0.0...1.0
+        /// Relative output in a map of `frequency_response_by_output` (above 1 where the
+        /// resonance has moved towards a frequency).
+        public static let relativeOutputByOutput = 0.0...4.0
+        /// How many maps `frequency_response_by_output` holds.
+        public static let mapsByOutput = 2...8
         /// Tap duration, seconds.
         public static let transientDuration = 0.001...0.5
         /// Kick gain.
@@ -118,6 +130,7 @@ public enum ProfileFormat {
         "name", "dead_zone", "response_exponent", "full_scale_output", "resonant_frequency_hz", "q_factor", "frequency_response", "usable_band_hz",
     ]
     static let channelKeysVersion2 = ["saturation_output", "start_drive", "stop_drive", "rise_time_s", "fall_time_s"]
+    static let channelKeysVersion4 = ["frequency_response_by_output"]
 
     // MARK: - Decoding
 
@@ -183,7 +196,10 @@ public enum ProfileFormat {
         if version < 2, let key = channelKeysVersion2.first(where: { object.optional($0) != nil }) {
             throw try object.required(key).error("\(key) needs \"format_version\": 2 (this file says 1)")
         }
-        try object.rejectUnknownKeys(allowed: channelKeys + (version >= 2 ? channelKeysVersion2 : []))
+        if version < 4, let cursor = object.optional("frequency_response_by_output") {
+            throw cursor.error("frequency_response_by_output needs \"format_version\": 4 (this file says \(version))")
+        }
+        try object.rejectUnknownKeys(allowed: channelKeys + (version >= 2 ? channelKeysVersion2 : []) + (version >= 4 ? channelKeysVersion4 : []))
         let name = try object.required("name").string()
         if name.isEmpty { throw try object.required("name").error("expected a non-empty channel name") }
         var channel = ChannelCalibration(name: name)
@@ -198,23 +214,10 @@ public enum ProfileFormat {
         channel.resonantFrequency = try object.optional("resonant_frequency_hz")?.number(in: Range.frequency)
         channel.qFactor = try object.optional("q_factor")?.number(in: Range.qFactor)
         if let map = object.optional("frequency_response") {
-            var points: [ChannelCalibration.FrequencyPoint] = []
-            for pair in try map.array() {
-                let values = try pair.array()
-                guard values.count == 2 else {
-                    throw pair.error("expected a [frequency_hz, relative_output] pair, found \(values.count) values")
-                }
-                let frequency = try values[0].number(in: Range.frequency)
-                if let previous = points.last, frequency <= previous.frequency {
-                    throw values[0].error(
-                        "frequencies must increase strictly; \(JSONValue.format(frequency)) Hz follows \(JSONValue.format(previous.frequency)) Hz")
-                }
-                points.append(.init(frequency: frequency, relativeOutput: try values[1].number(in: Range.relativeOutput)))
-            }
-            if !points.isEmpty, !points.contains(where: { $0.relativeOutput > 0 }) {
-                throw map.error("every relative_output is 0; expected at least one point above 0 (the best frequency is 1)")
-            }
-            channel.frequencyResponse = points
+            channel.frequencyResponse = try frequencyPoints(map, range: Range.relativeOutput)
+        }
+        if let maps = object.optional("frequency_response_by_output") {
+            channel.frequencyResponseByOutput = try outputMaps(maps)
         }
         if let band = object.optional("usable_band_hz") {
             let values = try band.array()
@@ -227,6 +230,56 @@ public enum ProfileFormat {
             channel.usableBand = low...high
         }
         return channel
+    }
+
+    /// `[frequency_hz, relative_output]` pairs: frequencies strictly increasing, outputs in `range`, not all 0.
+    static func frequencyPoints(_ map: JSONCursor, range: ClosedRange<Double>) throws(JSONPathError) -> [ChannelCalibration.FrequencyPoint] {
+        var points: [ChannelCalibration.FrequencyPoint] = []
+        for pair in try map.array() {
+            let values = try pair.array()
+            guard values.count == 2 else {
+                throw pair.error("expected a [frequency_hz, relative_output] pair, found \(values.count) values")
+            }
+            let frequency = try values[0].number(in: Range.frequency)
+            if let previous = points.last, frequency <= previous.frequency {
+                throw values[0].error(
+                    "frequencies must increase strictly; \(JSONValue.format(frequency)) Hz follows \(JSONValue.format(previous.frequency)) Hz")
+            }
+            points.append(.init(frequency: frequency, relativeOutput: try values[1].number(in: range)))
+        }
+        if !points.isEmpty, !points.contains(where: { $0.relativeOutput > 0 }) {
+            throw map.error("every relative_output is 0; expected at least one point above 0 (the best frequency is 1)")
+        }
+        return points
+    }
+
+    /// `frequency_response_by_output`: 2…8 maps, outputs strictly increasing, each of at least two
+    /// points and all spanning the same frequencies.
+    static func outputMaps(_ cursor: JSONCursor) throws(JSONPathError) -> [ChannelCalibration.OutputFrequencyMap] {
+        let elements = try cursor.array()
+        guard Range.mapsByOutput.contains(elements.count) else {
+            throw cursor.error("expected \(Range.mapsByOutput.lowerBound)…\(Range.mapsByOutput.upperBound) maps, found \(elements.count)")
+        }
+        var maps: [ChannelCalibration.OutputFrequencyMap] = []
+        for element in elements {
+            let object = try element.object()
+            try object.rejectUnknownKeys(allowed: ["output", "frequency_response"])
+            let outputCursor = try object.required("output")
+            let output = try outputCursor.number(in: Range.fullScaleOutput)
+            if let previous = maps.last, output <= previous.output {
+                throw outputCursor.error("outputs must increase strictly; \(JSONValue.format(output)) follows \(JSONValue.format(previous.output))")
+            }
+            let pointsCursor = try object.required("frequency_response")
+            let points = try frequencyPoints(pointsCursor, range: Range.relativeOutputByOutput)
+            guard points.count >= 2 else { throw pointsCursor.error("expected at least 2 [frequency_hz, relative_output] pairs, found \(points.count)") }
+            if let first = maps.first?.points, first.first!.frequency != points.first!.frequency || first.last!.frequency != points.last!.frequency {
+                throw pointsCursor.error(
+                    "every map must span the same frequencies: this one spans \(JSONValue.format(points.first!.frequency))–\(JSONValue.format(points.last!.frequency)) Hz, "
+                        + "the first \(JSONValue.format(first.first!.frequency))–\(JSONValue.format(first.last!.frequency)) Hz")
+            }
+            maps.append(.init(output: output, points: points))
+        }
+        return maps
     }
 
     static func sharpnessMapping(_ cursor: JSONCursor, channels: [ChannelCalibration]) throws(JSONPathError) -> CalibrationProfile.SharpnessMapping {
@@ -326,6 +379,14 @@ public enum ProfileFormat {
         if !channel.frequencyResponse.isEmpty {
             members.append(("frequency_response", .array(channel.frequencyResponse.map { .array([.number($0.frequency), .number($0.relativeOutput)]) })))
         }
+        if !channel.frequencyResponseByOutput.isEmpty {
+            members.append(("frequency_response_by_output", .array(channel.frequencyResponseByOutput.map { map in
+                .object(JSONObject([
+                    ("output", .number(map.output)),
+                    ("frequency_response", .array(map.points.map { .array([.number($0.frequency), .number($0.relativeOutput)]) })),
+                ]))
+            })))
+        }
         if let band = channel.usableBand { members.append(("usable_band_hz", .array([.number(band.lowerBound), .number(band.upperBound)]))) }
         if let saturation = channel.saturationOutput { members.append(("saturation_output", .number(saturation))) }
         if let start = channel.startDrive { members.append(("start_drive", .number(start))) }
@@ -335,9 +396,10 @@ public enum ProfileFormat {
         return .object(JSONObject(members))
     }
 
-    /// The oldest format version that holds `profile`: 1 unless it uses what version 2 or 3 added, so
-    /// older builds keep reading the profiles they can.
+    /// The oldest format version that holds `profile`: 1 unless it uses what version 2, 3 or 4
+    /// added, so older builds keep reading the profiles they can.
     public static func version(for profile: CalibrationProfile) -> Int {
+        if profile.channels.contains(where: { !$0.frequencyResponseByOutput.isEmpty }) { return 4 }
         let needsVersion2 = profile.channels.contains { channel in
             channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil
                 || channel.riseTime != nil || channel.fallTime != nil

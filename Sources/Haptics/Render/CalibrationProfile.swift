@@ -6,8 +6,8 @@
 /// a calibrated "medium impact" (intensity ≈ 0.6) asks a DualSense and a 175 Hz LRA for the same
 /// physical output. A device that cannot reach the asked output saturates at its rated level.
 public struct CalibrationProfile: Sendable, Hashable {
-    /// The current version of the profile format (version 1 files are still read).
-    public static let formatVersion = 3
+    /// The current version of the profile format (versions 1 to 3 are still read).
+    public static let formatVersion = 4
     /// The output intensity 1 asks for, in reference units (g of peak acceleration when measured with an accelerometer).
     public static let referenceOutput = 1.0
 
@@ -170,6 +170,25 @@ public struct ChannelCalibration: Sendable, Hashable {
         }
     }
 
+    /// The frequency map measured again at one steady output: for an actuator whose resonance
+    /// moves with amplitude (an LRA's spring that softens or stiffens), where the main map,
+    /// measured at one drive, misses at others.
+    public struct OutputFrequencyMap: Sendable, Hashable {
+        /// The output this map was measured at, reference units: what the channel gave at the
+        /// frequency where ``ChannelCalibration/frequencyResponse`` is 1 (the frequency its
+        /// output curve was measured at).
+        public var output: Double
+        /// Output by frequency relative to that frequency's (which is 1 here too; others may be
+        /// above 1 where the resonance has moved towards them), sorted by frequency.
+        public var points: [FrequencyPoint]
+
+        /// A map measured at `output`.
+        public init(output: Double, points: [FrequencyPoint]) {
+            self.output = output
+            self.points = points
+        }
+    }
+
     /// The channel's name, as the device describes it.
     public var name: String
     /// Drive level (−1 … 0.9) where the output curve starts: no output below it; negative when
@@ -185,6 +204,12 @@ public struct ChannelCalibration: Sendable, Hashable {
     public var qFactor: Double?
     /// Output relative to the best frequency, by frequency (sorted by frequency); empty means flat.
     public var frequencyResponse: [FrequencyPoint]
+    /// The frequency map measured again at other outputs, sorted by output (at least two, or
+    /// none): within the frequencies they span, a drive for output `o` reads the relative output
+    /// interpolated linearly between the two maps measured nearest `o` (the nearest one's under
+    /// the first or over the last), instead of ``frequencyResponse``. Empty: the one map serves
+    /// every output.
+    public var frequencyResponseByOutput: [OutputFrequencyMap] = []
     /// The frequencies sharpness 0 … 1 spans, in Hz; nil when the channel's frequency cannot be chosen.
     public var usableBand: ClosedRange<Double>?
     /// The output the curve levels off at, in reference units; nil when it does not.
@@ -222,11 +247,33 @@ public struct ChannelCalibration: Sendable, Hashable {
 
     /// Output relative to the best frequency at `frequency` (linear between map points, flat outside).
     public func relativeOutput(at frequency: Double) -> Double {
-        guard let first = frequencyResponse.first, let last = frequencyResponse.last, frequency > 0 else { return 1 }
+        guard frequency > 0 else { return 1 }
+        return Self.interpolate(frequencyResponse, at: frequency)
+    }
+
+    /// Output relative to the best frequency at `frequency` for a steady `output` (reference
+    /// units): from ``frequencyResponseByOutput`` where its maps span `frequency`, else
+    /// ``relativeOutput(at:)``.
+    public func relativeOutput(at frequency: Double, output: Double) -> Double {
+        guard frequency > 0, let first = frequencyResponseByOutput.first, let last = frequencyResponseByOutput.last,
+            let low = first.points.first?.frequency, let high = first.points.last?.frequency, frequency >= low, frequency <= high
+        else { return relativeOutput(at: frequency) }
+        if output <= first.output || frequencyResponseByOutput.count == 1 { return Self.interpolate(first.points, at: frequency) }
+        if output >= last.output { return Self.interpolate(last.points, at: frequency) }
+        let upper = frequencyResponseByOutput.firstIndex { $0.output >= output }!
+        let a = frequencyResponseByOutput[upper - 1], b = frequencyResponseByOutput[upper]
+        let fraction = (output - a.output) / (b.output - a.output)
+        let below = Self.interpolate(a.points, at: frequency)
+        return below + (Self.interpolate(b.points, at: frequency) - below) * fraction
+    }
+
+    /// `points` at `frequency`: linear between points, flat outside; 1 for no points.
+    static func interpolate(_ points: [FrequencyPoint], at frequency: Double) -> Double {
+        guard let first = points.first, let last = points.last else { return 1 }
         if frequency <= first.frequency { return first.relativeOutput }
         if frequency >= last.frequency { return last.relativeOutput }
-        let upper = frequencyResponse.firstIndex { $0.frequency >= frequency }!
-        let a = frequencyResponse[upper - 1], b = frequencyResponse[upper]
+        let upper = points.firstIndex { $0.frequency >= frequency }!
+        let a = points[upper - 1], b = points[upper]
         let fraction = (frequency - a.frequency) / (b.frequency - a.frequency)
         return a.relativeOutput + (b.relativeOutput - a.relativeOutput) * fraction
     }
@@ -244,7 +291,7 @@ public struct ChannelCalibration: Sendable, Hashable {
             guard target < saturation * 0.999 else { return 1 + target / saturation }
             target /= (1 - (target / saturation) * (target / saturation)).squareRoot()
         }
-        let reachable = fullScaleOutput * max(relativeOutput(at: frequency), 1e-6)
+        let reachable = fullScaleOutput * max(relativeOutput(at: frequency, output: output), 1e-6)
         let drive = deadZone + (1 - deadZone) * pow(target / reachable, 1 / responseExponent)
         guard drive <= 0 else { return drive }
         return output >= 0.5 * self.output(atDrive: .leastNonzeroMagnitude, frequency: frequency) ? .leastNonzeroMagnitude : 0
@@ -272,9 +319,18 @@ public struct ChannelCalibration: Sendable, Hashable {
     /// The output (reference units) a running channel gives at `drive` and `frequency`: the inverse of ``drive(forOutput:at:)``.
     public func output(atDrive drive: Double, frequency: Double) -> Double {
         guard drive > 0, drive > deadZone else { return 0 }
-        let raw = fullScaleOutput * relativeOutput(at: frequency) * pow((drive - deadZone) / (1 - deadZone), responseExponent)
-        guard let saturation = saturationOutput, saturation > 0 else { return raw }
-        return raw / (1 + (raw / saturation) * (raw / saturation)).squareRoot()
+        let curve = fullScaleOutput * pow((drive - deadZone) / (1 - deadZone), responseExponent)
+        func saturated(_ raw: Double) -> Double {
+            guard let saturation = saturationOutput, saturation > 0 else { return raw }
+            return raw / (1 + (raw / saturation) * (raw / saturation)).squareRoot()
+        }
+        var output = saturated(curve * relativeOutput(at: frequency))
+        // Maps by output: the output depends on the map it selects; a few rounds settle it (the
+        // maps differ by a few percent, so each round shrinks the difference as much).
+        if !frequencyResponseByOutput.isEmpty, frequency > 0 {
+            for _ in 0..<4 { output = saturated(curve * relativeOutput(at: frequency, output: output)) }
+        }
+        return output
     }
 }
 

@@ -172,6 +172,13 @@ public struct Calibrator: Sendable {
                 }
                 dropNarrowBands(&profile)
                 profile.sharpness = sharpnessMapping(profile: profile, measurements: measurements, device: device)
+                // Where the resonance moves with amplitude, the band measured again at other outputs.
+                if profile.sharpness == .frequency, let sensor = source as? any VibrationSensorSource {
+                    for measurement in measurements where profile.channels[measurement.channel].usableBand != nil {
+                        profile.channels[measurement.channel].frequencyResponseByOutput = try outputMaps(
+                            channel: measurement.channel, profile: profile, measurement: measurement, sensor: sensor, progress: progress)
+                    }
+                }
             }
             // A channel left without a band plays at its own frequency: measure its curve there, not
             // where the sweep found the most output (a resonance that moves with amplitude makes

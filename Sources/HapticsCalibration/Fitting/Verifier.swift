@@ -27,7 +27,9 @@ public struct VerificationReport: Sendable {
         }
     }
 
-    /// Sustained tones at intensities 0.1…1 (sharpness 0.5): their steady amplitude.
+    /// Sustained tones at intensities 0.1…1 (sharpness 0.5) and, where sharpness changes how the
+    /// device plays, at the ends of its range (sharpness 0 and 1, intensities
+    /// ``Verifier/edgeToneIntensities``): their steady amplitude.
     public var tones: [Item]
     /// Taps at intensities 0.2…1 and sharpness 0, 0.5, 1: their envelope peak.
     public var taps: [Item]
@@ -36,12 +38,17 @@ public struct VerificationReport: Sendable {
     public var effects: [Item]
     /// The line through (requested, measured) of the tones.
     public var toneLinearity: LinearFit
+    /// The sensor's noise as a tone reads it: a tone at intensity 0, measured like the others
+    /// (reference units). The tones' ``Item/measured`` have it taken out in power, as the fit's
+    /// curve does (`√(measured² − noise²)`): a 0.1 g tone does not read higher for a noisy sensor.
+    public var toneNoise: Double
 
     /// A report.
-    public init(tones: [Item], taps: [Item], effects: [Item]) {
+    public init(tones: [Item], taps: [Item], effects: [Item], toneNoise: Double = 0) {
         self.tones = tones
         self.taps = taps
         self.effects = effects
+        self.toneNoise = toneNoise
         toneLinearity = LinearFit(tones.filter { !$0.belowFloor }.map { (x: $0.requested, y: $0.measured) })
     }
 
@@ -61,6 +68,10 @@ public struct VerificationReport: Sendable {
 public enum Verifier {
     /// The intensities of the tone ladder.
     public static let toneIntensities = stride(from: 0.1, through: 1.0001, by: 0.1).map { min($0, 1) }
+    /// The intensities of the tones also played at sharpness 0 and 1 where sharpness changes how
+    /// the device plays (a frequency band, a mix of motors): an LRA's resonance moves with
+    /// amplitude, so the band's ends are where a map measured at one drive misses the most.
+    public static let edgeToneIntensities = [0.2, 0.6, 1.0]
     /// How many times over each reference effect is measured (each played until precise) and averaged.
     public static let effectMeasurements = 3
     /// The intensities of the tap ladder.
@@ -93,6 +104,15 @@ public enum Verifier {
             requested.append(intensity * reference)
             stimuli.append(.tone(intensity: intensity, sharpness: 0.5, duration: duration, window: plan.steadyWindow))
         }
+        if profile.sharpness != .none {
+            for sharpness in [0.0, 1.0] {
+                for intensity in edgeToneIntensities {
+                    names.append("tone \(format(intensity)) @ sharpness \(format(sharpness))")
+                    requested.append(intensity * reference)
+                    stimuli.append(.tone(intensity: intensity, sharpness: sharpness, duration: duration, window: plan.steadyWindow))
+                }
+            }
+        }
         let toneCount = stimuli.count
         let sharpnesses: [Double] = profile.sharpness == .none ? [0.5] : [0, 0.5, 1]
         for intensity in tapIntensities {
@@ -115,10 +135,14 @@ public enum Verifier {
         }
         let once = stimuli[tapEnd...]
         for _ in 1..<effectMeasurements { stimuli += once }
+        // The noise as the tones read it, last: the fit's noise floor is the same, a tone at drive 0.
+        stimuli.append(.tone(intensity: 0, sharpness: 0.5, duration: duration, window: plan.steadyWindow))
         guard let outputs = try source.measure(stimuli, profile: profile, progress: progress) else {
             throw .measurement("\(source.method.rawValue) source cannot measure outputs for verification")
         }
+        let noise = outputs[outputs.count - 1]
         let measured = names.indices.map { index -> Double in
+            if index < toneCount { return withoutNoise(outputs[index], noise: noise) }
             guard index >= tapEnd else { return outputs[index] }
             return (0..<effectMeasurements).map { outputs[index + $0 * effects.count] }.reduce(0, +) / Double(effectMeasurements)
         }
@@ -127,7 +151,14 @@ public enum Verifier {
         let items = names.indices.map {
             VerificationReport.Item(name: names[$0], requested: requested[$0], measured: measured[$0], belowFloor: $0 < toneCount && requested[$0] < floor * 0.999)
         }
-        return VerificationReport(tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]))
+        return VerificationReport(
+            tones: Array(items[0..<toneCount]), taps: Array(items[toneCount..<tapEnd]), effects: Array(items[tapEnd...]), toneNoise: noise)
+    }
+
+    /// A steady amplitude with the sensor's `noise` (the same measure at rest) taken out in power:
+    /// noise and vibration are uncorrelated, so their powers add. Never below 0.
+    static func withoutNoise(_ amplitude: Double, noise: Double) -> Double {
+        (max(amplitude * amplitude - noise * noise, 0)).squareRoot()
     }
 
     /// How long a tone must last to be measured steady: the plan's length, or three times the

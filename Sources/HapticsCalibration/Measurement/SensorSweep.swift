@@ -105,6 +105,15 @@ extension VibrationSensorSource {
         try SensorSweep(source: self, plan: plan, progress: progress).remeasure(measurement, frequency: frequency)
     }
 
+    /// Steady outputs of `channel` at each of `tones` (a frequency in Hz and a drive 0…1), in the
+    /// order given, as the sweeps measure them (the sensor's noise still in them); `rise` is the
+    /// channel's spin-up, seconds, so each tone lasts long enough to be steady.
+    public func measureTones(
+        _ tones: [(frequency: Double, drive: Double)], channel: Int, rise: Double, plan: CalibrationPlan, progress: ProgressReporter
+    ) throws(CalibrationError) -> [Double] {
+        try SensorSweep(source: self, plan: plan, progress: progress).tones(tones, channel: channel, rise: rise)
+    }
+
     /// Timing, frequency sweep (coarse, then fine around the peak), amplitude sweep at the best
     /// frequency from rest, and, where the actuator does not start at every drive, the same drives
     /// reached while it runs; channel by channel, through ``ChannelProbe`` profiles.
@@ -217,6 +226,17 @@ struct SensorSweep<Source: VibrationSensorSource> {
         measurement.unsettledTones = counts.measured - counts.settled
         measurement.tonesMeasured = counts.measured
         return measurement
+    }
+
+    /// Steady outputs of `tones` (frequency, drive), with the timing already measured.
+    func tones(_ tones: [(frequency: Double, drive: Double)], channel index: Int, rise: Double) throws(CalibrationError) -> [Double] {
+        let description = source.device.channels[index]
+        let probe = ChannelProbe.profile(for: source.device, channel: index)
+        let noise = try source.noiseAmplitude()
+        let duration = min(max(plan.toneDuration, 3 * rise + plan.steadyWindow), longestTone)
+        var counts = (measured: 0, settled: 0)
+        let stimuli = tones.map { tone(drive: $0.drive, frequency: $0.frequency, channel: description, duration: duration) }
+        return try outputs(stimuli, probe: probe, noise: noise, phase: "\(description.name): band by output", counts: &counts).map(\.amplitude)
     }
 
     /// Steady outputs of `stimuli`, counting the tones that settled.

@@ -234,6 +234,32 @@ struct CalibrationBenchTests {
         #expect(abs(pushes - pushes.rounded(.down) - 0.75) < 0.1, "a \(run.result.profile.transient.duration) s tap is \(pushes) periods at \(lowest) Hz")
     }
 
+    @Test(
+        "an LRA's band is measured again at other outputs, the resonance found moving as its spring bends, and its tones at the band's ends verify within 7.5 %",
+        arguments: ["hbridge-lra", "hbridge-lra-soft"])
+    func bandByOutput(_ name: String) throws {
+        let run = try Self.run(name)
+        let maps = run.result.profile.channels[0].frequencyResponseByOutput
+        // Across the band, from its low end to its high end: how much the output changes.
+        func tilt(_ map: ChannelCalibration.OutputFrequencyMap) -> Double { map.points.last!.relativeOutput - map.points.first!.relativeOutput }
+        if name == "hbridge-lra-soft" {
+            // The softening spring's resonance falls with amplitude (3 % at the rated drive): the
+            // map at the largest output tilts down towards the band's high end more than the weakest.
+            let weakest = try #require(maps.first, "\(name): the band was not measured again at other outputs")
+            #expect(maps.count >= 2 && tilt(maps.last!) < tilt(weakest) - 0.03, "\(name): \(maps)")
+        } else if let weakest = maps.first, let strongest = maps.last {
+            // The hardening spring's rises: if its maps differ enough to be kept, the other way.
+            #expect(tilt(strongest) > tilt(weakest), "\(name): \(maps)")
+        }
+        // A map measured at one drive made the softening LRA's weak tone at the band's top read
+        // 9.6–10.9 % high (three runs); each tone reading scatters by about 2 %.
+        let edges = run.verification.tones.filter { !$0.name.hasSuffix("sharpness 0.5") }
+        #expect(edges.count == 2 * Verifier.edgeToneIntensities.count, "\(run.verification.tones.map(\.name))")
+        for tone in edges { #expect(abs(tone.relativeError) <= 0.075, "\(name): \(tone.name) \(tone.relativeError)") }
+        print("\(name): maps by output \(maps.map { String(format: "%.3f g tilt %+.3f", $0.output, tilt($0)) }); edge tones "
+            + edges.map { "\($0.name) \(String(format: "%+.1f", $0.relativeError * 100)) %" }.joined(separator: ", "))
+    }
+
     @Test("across the five benches the vocabulary's single-tap effects peak within 10 % of each other")
     func crossDeviceSpread() throws {
         let runs = try Self.names.map(Self.run)

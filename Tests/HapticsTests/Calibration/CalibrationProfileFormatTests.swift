@@ -87,6 +87,44 @@ struct CalibrationProfileFormatTests {
         #expect(try ProfileFormat.decode(Array(trimmed.utf8)) == profile, "\(trimmed)")
     }
 
+    /// Two maps of a softening LRA's band: at 0.2 g the resonance sits higher than where the main map
+    /// (and the output curve) was measured, at 1.3 g lower.
+    static let mapsByOutput: [ChannelCalibration.OutputFrequencyMap] = [
+        .init(output: 0.2, points: [.init(frequency: 166, relativeOutput: 0.94), .init(frequency: 167.3, relativeOutput: 1), .init(frequency: 171.4, relativeOutput: 1.08)]),
+        .init(output: 1.3, points: [.init(frequency: 166, relativeOutput: 1.02), .init(frequency: 167.3, relativeOutput: 1), .init(frequency: 171.4, relativeOutput: 0.9)]),
+    ]
+
+    @Test("version 4: frequency maps by output round-trip, need version 4, and are read between the two nearest outputs within their span")
+    func versionFour() throws {
+        var profile = Self.calibratedLRA
+        profile.channels[0].frequencyResponseByOutput = Self.mapsByOutput
+        let text = profile.encodedJSON()
+        #expect(text.hasPrefix("{\n  \"format_version\": 4,") && text.contains("\"frequency_response_by_output\": ["), "\(text)")
+        #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
+        let channel = profile.channels[0]
+        // At or beyond a map's output, that map; between two, linear in output.
+        #expect(abs(channel.relativeOutput(at: 171.4, output: 0.1) - 1.08) < 1e-12)
+        #expect(abs(channel.relativeOutput(at: 171.4, output: 2) - 0.9) < 1e-12)
+        #expect(abs(channel.relativeOutput(at: 171.4, output: 0.75) - 0.99) < 1e-12)
+        #expect(abs(channel.relativeOutput(at: 168.65, output: 0.2) - (1 + 0.08 * 1.35 / 4.1)) < 1e-12)
+        // Outside their span, and for no frequency, the main map as before.
+        #expect(channel.relativeOutput(at: 150, output: 0.2) == channel.relativeOutput(at: 150))
+        #expect(channel.relativeOutput(at: 0, output: 0.2) == 1)
+        // A drive and its output stay each other's inverse where the map depends on the output.
+        for output in [0.15, 0.5, 0.9, 1.2] {
+            let drive = channel.drive(forOutput: output, at: 171.4)
+            #expect(abs(channel.output(atDrive: drive, frequency: 171.4) / output - 1) < 1e-3, "\(output) g → drive \(drive)")
+        }
+        // Against the frequency where every map is 1: at 1.2 g the band's top gives 0.916 of it (the
+        // resonance has moved away), so it takes more drive; at 0.2 g it gives 1.08, so less.
+        var linear = channel
+        linear.saturationOutput = nil
+        for (output, relative) in [(1.2, 1.08 + (0.9 - 1.08) / 1.1), (0.2, 1.08)] {
+            let ratio = (linear.drive(forOutput: output, at: 171.4) - linear.deadZone) / (linear.drive(forOutput: output, at: 167.3) - linear.deadZone)
+            #expect(abs(ratio - pow(1 / relative, 1 / linear.responseExponent)) < 1e-9, "\(output) g: \(ratio)")
+        }
+    }
+
     @Test("a tap's level by sharpness: the trims interpolated linearly between sharpnesses spread evenly from 0 to 1")
     func sharpnessTrim() {
         let shape = CalibrationProfile.TransientShape(duration: 0.02, level: 0.95, sharpnessTrim: [0.9, 1.0, 1.1])
@@ -112,9 +150,9 @@ struct CalibrationProfileFormatTests {
 
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
-        ({ $0["format_version"] = 4 }, "$.format_version", ["newer than this build reads (3)"]),
-        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (3)"]),
-        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (3)"]),
+        ({ $0["format_version"] = 5 }, "$.format_version", ["newer than this build reads (4)"]),
+        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (4)"]),
+        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (4)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),
@@ -159,7 +197,22 @@ struct CalibrationProfileFormatTests {
         ({ $0["format_version"] = 2; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1, 1]] }, "$.transient.sharpness_trim", ["needs \"format_version\": 3 (this file says 2)"]),
         ({ $0["format_version"] = 3; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1]] }, "$.transient.sharpness_trim", ["expected 2 to 11 trims", "found 1"]),
         ({ $0["format_version"] = 3; $0["transient"] = ["duration_s": 0.02, "sharpness_trim": [1, 3]] }, "$.transient.sharpness_trim[1]", ["3 is outside the allowed range 0.5...2"]),
+        // Version 4's maps by output need version 4: two to eight, outputs increasing, the same span.
+        ({ $0["format_version"] = 3; channel(&$0) { $0["frequency_response_by_output"] = byOutput([0.2, 1.3]) } }, "$.channels[0].frequency_response_by_output", ["needs \"format_version\": 4 (this file says 3)"]),
+        ({ $0["format_version"] = 4; channel(&$0) { $0["frequency_response_by_output"] = byOutput([0.2]) } }, "$.channels[0].frequency_response_by_output", ["expected 2…8 maps, found 1"]),
+        ({ $0["format_version"] = 4; channel(&$0) { $0["frequency_response_by_output"] = byOutput([1.3, 0.2]) } }, "$.channels[0].frequency_response_by_output[1].output", ["increase strictly", "0.2 follows 1.3"]),
+        ({ $0["format_version"] = 4; channel(&$0) { $0["frequency_response_by_output"] = byOutput([0.2, 1.3], last: 172) } }, "$.channels[0].frequency_response_by_output[1].frequency_response", ["same frequencies", "166–172 Hz", "166–171.4 Hz"]),
+        ({ $0["format_version"] = 4; channel(&$0) { $0["frequency_response_by_output"] = byOutput([0.2, 1.3], value: 5) } }, "$.channels[0].frequency_response_by_output[1].frequency_response[1][1]", ["5 is outside the allowed range 0...4"]),
+        ({ $0["format_version"] = 4; channel(&$0) { $0["frequency_response_by_output"] = byOutput([0, 1.3]) } }, "$.channels[0].frequency_response_by_output[0].output", ["0 is outside the allowed range 0.001...100"]),
     ]
+
+    /// `frequency_response_by_output` at `outputs`, the last map ending at `last` Hz with `value` in its middle.
+    static func byOutput(_ outputs: [Double], last: Double = 171.4, value: Double = 1) -> [[String: Any]] {
+        outputs.enumerated().map { index, output in
+            let isLast = index == outputs.count - 1
+            return ["output": output, "frequency_response": [[166, 0.95], [167.3, isLast ? value : 1], [isLast ? last : 171.4, 1.05]]]
+        }
+    }
 
     static func channel(_ document: inout [String: Any], _ change: (inout [String: Any]) -> Void) {
         var channels = document["channels"] as! [[String: Any]]

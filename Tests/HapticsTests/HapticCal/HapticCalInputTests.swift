@@ -52,7 +52,7 @@ struct HapticCalInputTests {
             ),
             (
                 ["profile", "import", Self.fixtures + "fuzz/profile/format-version-1e300.json"],
-                "format-version-1e300.json: $.format_version: format version 1e+300 is newer than this build reads (3)"
+                "format-version-1e300.json: $.format_version: format version 1e+300 is newer than this build reads (4)"
             ),
         ]
         for (arguments, message) in cases {
