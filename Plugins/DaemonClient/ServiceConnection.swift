@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CHapticsABI
-import CSystemd
 import HapticsBus
 import HapticsSupport
 import Synchronization
@@ -90,7 +89,7 @@ final class ServiceConnection: @unchecked Sendable {
             try writer.string("Version")
         }.reader.value().stringValue ?? ""
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        let handler: sd_bus_message_handler_t = { message, userdata, _ in
+        let handler: BusMessageHandler = { message, userdata, _ in
             guard let message, let userdata else { return 0 }
             Unmanaged<ServiceConnection>.fromOpaque(userdata).takeUnretainedValue().received(BusMessage(retaining: message))
             return 0

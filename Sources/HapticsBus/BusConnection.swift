@@ -3,6 +3,11 @@ import Glibc
 #endif
 import CSystemd
 
+/// A C function sd-bus calls with a message and the `userdata` it was registered with (a match, an
+/// asynchronous call's reply): return 0 to let other handlers see the message, a negative errno to
+/// fail it. Named here so modules above the bus need not import sd-bus's C headers.
+public typealias BusMessageHandler = sd_bus_message_handler_t
+
 /// One connection to a message bus: the one owner of an `sd_bus`, flushed and closed exactly once.
 ///
 /// sd-bus is not thread-safe: a connection is used by one thread at a time. hapticsd uses its
@@ -111,11 +116,6 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
-    /// Gives up the well-known `name`.
-    public func releaseName(_ name: String) {
-        _ = sd_bus_release_name(pointer, name)
-    }
-
     /// A new method call, arguments appended by `build`.
     public func methodCall(
         destination: String, path: String, interface: String, member: String, _ build: (BusWriter) throws(BusError) -> Void = { _ in }
@@ -141,7 +141,7 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Sends `call` without waiting: `callback` runs with the reply (or the error) from a later
     /// ``process()`` or event-loop dispatch, with `userdata`. The pending call belongs to the connection.
-    public func callAsync(_ call: BusMessage, callback: sd_bus_message_handler_t, userdata: UnsafeMutableRawPointer?, timeout: Double = 0) throws(BusError) {
+    public func callAsync(_ call: BusMessage, callback: BusMessageHandler, userdata: UnsafeMutableRawPointer?, timeout: Double = 0) throws(BusError) {
         let rc = sd_bus_call_async(pointer, nil, call.pointer, callback, userdata, timeout > 0 ? UInt64(timeout * 1e6) : 0)
         guard rc >= 0 else { throw .system("calling \(call.member ?? "?")", code: rc) }
     }
@@ -199,16 +199,8 @@ public final class BusConnection: @unchecked Sendable {
         slots.append(slot)
     }
 
-    /// Serves `org.freedesktop.DBus.ObjectManager` at `path`.
-    public func addObjectManager(path: String) throws(BusError) {
-        var slot: OpaquePointer?
-        let rc = sd_bus_add_object_manager(pointer, &slot, path)
-        guard rc >= 0, let slot else { throw .system("sd_bus_add_object_manager(\(path))", code: rc) }
-        slots.append(slot)
-    }
-
     /// Calls `callback` for every message matching `rule` (a D-Bus match rule), with `userdata`.
-    public func addMatch(_ rule: String, callback: sd_bus_message_handler_t, userdata: UnsafeMutableRawPointer?) throws(BusError) {
+    public func addMatch(_ rule: String, callback: BusMessageHandler, userdata: UnsafeMutableRawPointer?) throws(BusError) {
         var slot: OpaquePointer?
         let rc = sd_bus_add_match(pointer, &slot, rule, callback, userdata)
         guard rc >= 0, let slot else { throw .system("sd_bus_add_match(\(rule))", code: rc) }

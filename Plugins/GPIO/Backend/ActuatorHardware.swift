@@ -147,11 +147,6 @@ final class ActuatorHardware {
         }
     }
 
-    /// Reads the lines back from the kernel (logical values).
-    func readLines() -> [LineRole: Bool]? {
-        try? lines?.read()
-    }
-
     /// Stops the actuator (lines inactive, PWM duty 0 and disabled), unregisters the stop sequence,
     /// releases the lines and unexports the PWM. Idempotent; never throws: every step is tried.
     func release() {

@@ -54,15 +54,6 @@ final class GPIOLines {
         values = next
     }
 
-    /// Reads the lines back (logical values).
-    func read() throws(LineRequestFailure) -> [LineRole: Bool] {
-        guard let request else { throw LineRequestFailure(errno: EBADF) }
-        var raw = [Int32](repeating: 0, count: roles.count)
-        let result = gpiod_shim_get_values(request, &raw)
-        guard result == 0 else { throw LineRequestFailure(errno: -result) }
-        return Dictionary(uniqueKeysWithValues: zip(roles, raw.map { $0 != 0 }))
-    }
-
     /// Releases the lines. Idempotent.
     func release() {
         guard let request else { return }

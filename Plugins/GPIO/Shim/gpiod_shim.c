@@ -152,16 +152,6 @@ int gpiod_shim_set_values(gpiod_shim_request *request, const int *values)
     return gpiod_line_set_value_bulk(&request->bulk, physical) < 0 ? failure() : 0;
 }
 
-int gpiod_shim_get_values(gpiod_shim_request *request, int *values)
-{
-    int physical[GPIOD_SHIM_MAX_LINES];
-    if (gpiod_line_get_value_bulk(&request->bulk, physical) < 0)
-        return failure();
-    for (size_t i = 0; i < request->count; i++)
-        values[i] = (physical[i] != 0) ^ request->active_low[i];
-    return 0;
-}
-
 void gpiod_shim_release(gpiod_shim_request *request)
 {
     if (!request)
@@ -283,16 +273,6 @@ int gpiod_shim_set_values(gpiod_shim_request *request, const int *values)
     for (size_t i = 0; i < request->count; i++)
         physical[i] = ((values[i] != 0) ^ request->active_low[i]) ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE;
     return gpiod_line_request_set_values(request->request, physical) < 0 ? failure() : 0;
-}
-
-int gpiod_shim_get_values(gpiod_shim_request *request, int *values)
-{
-    enum gpiod_line_value physical[GPIOD_SHIM_MAX_LINES];
-    if (gpiod_line_request_get_values(request->request, physical) < 0)
-        return failure();
-    for (size_t i = 0; i < request->count; i++)
-        values[i] = (physical[i] == GPIOD_LINE_VALUE_ACTIVE) ^ request->active_low[i];
-    return 0;
 }
 
 void gpiod_shim_release(gpiod_shim_request *request)

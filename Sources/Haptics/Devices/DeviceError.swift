@@ -24,12 +24,6 @@ public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
-    /// The operating system refused access (`-EACCES` or `-EPERM`).
-    public var isPermissionDenied: Bool {
-        if case .backendFailure(_, _, _, let code, _) = self { return code == EACCES || code == EPERM }
-        return false
-    }
-
     public var description: String {
         switch self {
         case .notFound(let query, let available):

@@ -47,9 +47,6 @@ public struct DriveSchedule: Sendable, Hashable {
         }
         self.init(steps: steps)
     }
-
-    /// The largest amplitude any channel is driven at.
-    public var peakDrive: Double { steps.flatMap { $0.channels.map(\.amplitude) }.max() ?? 0 }
 }
 
 /// A seeded pseudo-random generator (SplitMix64) with Gaussian draws, so simulated noise is

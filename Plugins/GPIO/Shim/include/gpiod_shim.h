@@ -87,9 +87,6 @@ int gpiod_shim_set_values(gpiod_shim_request * _Nonnull request, const int * _No
  */
 int gpiod_shim_set_values_untyped(void * _Nonnull request, const int * _Nonnull values);
 
-/** Reads back the logical values of every line of the request. */
-int gpiod_shim_get_values(gpiod_shim_request * _Nonnull request, int * _Nonnull values);
-
 /** The number of lines in the request. */
 size_t gpiod_shim_line_count(const gpiod_shim_request * _Nonnull request);
 
