@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
+        .library(name: "HapticsTools", targets: ["HapticsTools"]),
         // The JSON layer and the board-file reader, for the fuzzing harnesses in Fuzz/ (a package of
         // their own, so the sanitizer build never touches this one's).
         .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
@@ -64,7 +65,7 @@ let package = Package(
             name: "HapticsPluginKit",
             dependencies: ["CHapticsABI", "HapticsSupport"]),
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
-        .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Recording"),
+        .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit", "HapticsSupport"], path: "Plugins/Recording"),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
         .target(name: "HapticsStopGuard", path: "Plugins/StopGuard/Library"),
@@ -100,7 +101,7 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "HapticsBus", dependencies: ["CSystemd", "HapticsSupport"]),
+        .target(name: "HapticsBus", dependencies: ["CSystemd"]),
         .target(name: "CHapticsdInterfaces", dependencies: ["CSystemd"], path: "Sources/hapticsd-interfaces"),
         .target(
             name: "HapticsDaemon",
@@ -118,20 +119,25 @@ let package = Package(
             name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit"],
             path: "Plugins/DaemonClient"),
 
+        // Tools over the core, out of it: the SVG charts every plot is drawn with, and the reader of
+        // the recording backend's files.
+        .target(name: "HapticsTools", dependencies: ["Haptics", "HapticsSupport", "CHapticsABI"]),
+
         // Calibration: measurement sources, fitting, profiles on disk.
-        .target(name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport"]),
+        .target(
+            name: "HapticsCalibration", dependencies: ["Haptics", "HapticsSupport", "HapticsTools", .product(name: "Logging", package: "swift-log")]),
 
         // Interaction haptics: hit regions, magnetism, detents, traces.
-        .target(name: "HapticsInteraction", dependencies: ["Haptics", "HapticsSupport"]),
+        .target(name: "HapticsInteraction", dependencies: ["Haptics", "HapticsSupport", "HapticsTools"]),
 
         // Tools.
         .executableTarget(
             name: "haptic-cal",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsCalibration", "HapticsInteraction",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"),
             ]),
-        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport", "HapticsBus"]),
+        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport", "HapticsTools", "HapticsBus"]),
         // A program written against the public API only, run by the tests with and without hapticsd.
         .executableTarget(name: "haptics-impact-example", dependencies: ["Haptics"], path: "Examples/Swift/ImpactExample"),
 
@@ -143,8 +149,8 @@ let package = Package(
         .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon", "HapticsBus", "CMallocCounter",
-                .product(name: "Logging", package: "swift-log"),
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon",
+                "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", .product(name: "Logging", package: "swift-log"),
             ]),
     ]
 )

@@ -1,4 +1,5 @@
 import Haptics
+import HapticsTools
 
 /// Why a calibration, measurement or verification could not be done. Each case says what to do instead.
 public enum CalibrationError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Haptics
+import HapticsTools
 
 /// SVG of a replayed trace: for a pointer, the targets (visible frames and hit regions), the raw and
 /// the displayed path and where each feedback fired; for a knob, the position over time against its

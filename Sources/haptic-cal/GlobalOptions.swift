@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haptics
+import HapticsTools
 
 /// Options every subcommand takes: where plugins are and how backends are configured.
 struct GlobalOptions: ParsableArguments {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haptics
+import HapticsTools
 import Synchronization
 
 /// `haptic-cal play DEVICE [FILE.ahap | EFFECT]`: plays a raw pulse, an AHAP file or a named

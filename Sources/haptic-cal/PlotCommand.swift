@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haptics
+import HapticsTools
 import HapticsSupport
 
 /// `haptic-cal plot`: an SVG of a recording (frames per channel, the pattern's intensity and sharpness).

@@ -1,5 +1,6 @@
 import FuzzSupport
 import Haptics
+import HapticsTools
 
 /// The recording reader (JSON Lines): any text gives a recording or a `RecordingError` naming the
 /// line. Every device of an accepted recording plots (as `haptic-cal plot` does), with a pattern

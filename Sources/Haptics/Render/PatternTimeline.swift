@@ -261,6 +261,29 @@ final class PatternTimeline: Sendable {
     }
 }
 
+extension HapticPattern {
+    /// What the pattern asks for over time, as the renderer reads it before any device: the
+    /// strongest voice's intensity and sharpness (0 … 1) at instants from 0 to the end of its last
+    /// tap or event, `spacing` seconds apart (more where that would exceed `maximumPoints`);
+    /// taps last `transientDuration` seconds. For plots and tools; the engine renders directly.
+    public func strongestVoice(transientDuration: Double = 0.012, spacing: Double = 0.0005, maximumPoints: Int = 20_000)
+        -> [(time: Double, intensity: Double, sharpness: Double)]
+    {
+        let timeline = PatternTimeline(pattern: self)
+        let shape = CalibrationProfile.TransientShape(duration: transientDuration)
+        let length = timeline.end(transientDuration: transientDuration)
+        let spacing = max(spacing, length / Double(max(maximumPoints, 1)))
+        var result: [(time: Double, intensity: Double, sharpness: Double)] = []
+        var time = 0.0
+        while time <= length + spacing {
+            let strongest = timeline.evaluate(at: time, shape: shape, external: nil, step: 0.001).voices.max { $0.intensity < $1.intensity }
+            result.append((time, strongest?.intensity ?? 0, strongest?.sharpness ?? 0))
+            time += spacing
+        }
+        return result
+    }
+}
+
 extension Array {
     /// The index of the first element for which `predicate` holds, the array being partitioned
     /// (all `false` before all `true`); `count` if none.

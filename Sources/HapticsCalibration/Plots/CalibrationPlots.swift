@@ -1,4 +1,5 @@
 import Haptics
+import HapticsTools
 
 /// SVG plots of a calibration: the measured responses with the fitted curves, and a verification.
 public enum CalibrationPlots {

@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 import Testing
 
 /// Each rule of the power model, pinned on the manual clock against the real recording backend:

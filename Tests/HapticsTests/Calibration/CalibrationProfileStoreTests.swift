@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 import Testing
 
 /// Where profiles live, which one a device gets, and that the engine uses it.

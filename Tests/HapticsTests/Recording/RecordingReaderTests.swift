@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 import Testing
 
 /// The recording reader's range checks, and the plot of recordings whose numbers are odd but valid.

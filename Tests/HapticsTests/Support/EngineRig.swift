@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 
 /// An engine on a manual clock over recording devices loaded through dlopen, and the frames the
 /// backend received, as offsets from the rig's start.

@@ -1,4 +1,5 @@
 import Haptics
+import HapticsTools
 import Logging
 
 /// Measures a physical model of the device, fed with what the real engine sent.

@@ -1,3 +1,4 @@
+import Haptics
 import CHapticsABI
 import HapticsSupport
 

@@ -1,3 +1,4 @@
+import Haptics
 /// Plots what the recording backend captured for one device: amplitude and frequency per channel
 /// as the frames set them, power transitions as markers, and, given the pattern that was played,
 /// its intensity and sharpness over time.
@@ -20,21 +21,9 @@ public enum RecordingPlot {
         var panels: [SVGChart.Panel] = []
         var end = frames.last.map { milliseconds($0.frame.time) } ?? 1
         if let pattern {
-            let timeline = PatternTimeline(pattern: pattern)
-            let shape = CalibrationProfile.TransientShape(duration: 0.012)
-            let length = timeline.end(transientDuration: shape.duration)
-            var intensity: [(x: Double, y: Double)] = [], sharpness: [(x: Double, y: Double)] = []
-            // Every 0.5 ms, or 20 000 points over a long pattern.
-            let spacing = max(0.0005, length / 20_000)
-            var time = 0.0
-            while time <= length + spacing {
-                let voices = timeline.evaluate(at: time, shape: shape, external: nil, step: 0.001).voices
-                let strongest = voices.max { $0.intensity < $1.intensity }
-                intensity.append((time * 1000, strongest?.intensity ?? 0))
-                sharpness.append((time * 1000, strongest?.sharpness ?? 0))
-                time += spacing
-            }
-            end = max(end, length * 1000)
+            let voice = pattern.strongestVoice()
+            let intensity = voice.map { (x: $0.time * 1000, y: $0.intensity) }, sharpness = voice.map { (x: $0.time * 1000, y: $0.sharpness) }
+            end = max(end, (voice.last?.time ?? 0) * 1000)
             panels.append(SVGChart.Panel(title: "pattern (0…1)", yRange: 0...1, series: [
                 .init(label: "intensity", points: intensity, color: "#000"),
                 .init(label: "sharpness", points: sharpness, color: "#ff7f0e"),
