@@ -52,6 +52,9 @@ extension Calibrator {
 
         let noise = measurement.noiseFloor
         let middleOutput = Verifier.withoutNoise(sweptAtReference, noise: noise)
+        // A map's output is written with four decimals, and the format keeps it within 0.001…100.
+        let writable = ProfileFormat.Range.fullScaleOutput
+        guard writable.contains(middleOutput) else { return [] }
         let lowTarget = max(Self.lowMapOutput, Self.outputMapNoiseMargin * noise)
         var drives: [Double] = []
         if lowTarget < 0.5 * middleOutput { drives.append(channel.drive(forOutput: lowTarget, at: reference)) }
@@ -70,10 +73,10 @@ extension Calibrator {
         var maps = [ChannelCalibration.OutputFrequencyMap(
             output: Self.round(middleOutput, 4),
             points: frequencies.map { .init(frequency: $0, relativeOutput: Self.round(channel.relativeOutput(at: $0), 4)) })]
-        for (offset, _) in drives.enumerated() {
+        for offset in drives.indices {
             let readings = outputs[(offset * frequencies.count)..<((offset + 1) * frequencies.count)].map { Verifier.withoutNoise($0, noise: noise) }
             let atReference = readings[readings.startIndex + referenceIndex]
-            guard atReference > 3 * noise else { continue }
+            guard atReference > 3 * noise, writable.contains(atReference) else { continue }
             let scale = channel.relativeOutput(at: reference) / atReference
             maps.append(.init(
                 output: Self.round(atReference, 4),
