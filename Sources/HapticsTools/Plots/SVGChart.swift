@@ -89,66 +89,59 @@ public struct SVGChart: Sendable {
 
     /// The SVG document.
     public func render(width: Double = 900, panelHeight: Double = 180) -> String {
+        let (canvas, height) = draw(width: width, panelHeight: panelHeight)
+        return canvas.document(width: width, height: height)
+    }
+
+    /// The chart's elements on a canvas `width` user units wide, and its height.
+    public func draw(width: Double = 900, panelHeight: Double = 180) -> (canvas: SVGCanvas, height: Double) {
         let left = 70.0, right = 170.0, top = 40.0, gap = 40.0, bottom = 50.0
         let plotWidth = width - left - right
         let height = top + Double(panels.count) * (panelHeight + gap) - gap + bottom
         func x(_ value: Double) -> Double { left + (value - xRange.lowerBound) / (xRange.upperBound - xRange.lowerBound) * plotWidth }
-        var svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" \
-            font-family="sans-serif" font-size="11">
-            <rect width="100%" height="100%" fill="white"/>
-            <text x="\(f(left))" y="22" font-size="14" font-weight="bold">\(escape(title))</text>
-
-            """
+        var svg = SVGCanvas()
+        svg.text(title, x: left, y: 22, size: 14, bold: true)
         for (index, panel) in panels.enumerated() {
             let panelTop = top + Double(index) * (panelHeight + gap)
             func y(_ value: Double) -> Double {
                 let clamped = min(max(value, panel.yRange.lowerBound), panel.yRange.upperBound)
                 return panelTop + panelHeight - (clamped - panel.yRange.lowerBound) / (panel.yRange.upperBound - panel.yRange.lowerBound) * panelHeight
             }
-            svg += "<rect x=\"\(f(left))\" y=\"\(f(panelTop))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#444\"/>\n"
-            svg += "<text x=\"\(f(left - 8))\" y=\"\(f(panelTop - 6))\" font-weight=\"bold\">\(escape(panel.title))</text>\n"
+            svg.rect(x: left, y: panelTop, width: plotWidth, height: panelHeight, stroke: "#444")
+            svg.text(panel.title, x: left - 8, y: panelTop - 6, bold: true)
             for tick in Self.ticks(panel.yRange) {
-                svg += "<line x1=\"\(f(left))\" y1=\"\(f(y(tick)))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(y(tick)))\" stroke=\"#eee\"/>\n"
-                svg += "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
+                svg.line(x1: left, y1: y(tick), x2: left + plotWidth, y2: y(tick), stroke: "#eee")
+                svg.text(Self.label(tick), x: left - 6, y: y(tick) + 4, anchor: .end)
             }
             for marker in markers where xRange.contains(marker.x) {
-                svg += "<line x1=\"\(f(x(marker.x)))\" y1=\"\(f(panelTop))\" x2=\"\(f(x(marker.x)))\" y2=\"\(f(panelTop + panelHeight))\" stroke=\"\(marker.color)\" stroke-dasharray=\"3,3\"/>\n"
-                if index == 0 {
-                    svg += "<text x=\"\(f(x(marker.x) + 2))\" y=\"\(f(panelTop + 10))\" fill=\"\(marker.color)\" font-size=\"9\">\(escape(marker.label))</text>\n"
-                }
+                svg.line(x1: x(marker.x), y1: panelTop, x2: x(marker.x), y2: panelTop + panelHeight, stroke: marker.color, dash: "3,3")
+                if index == 0 { svg.text(marker.label, x: x(marker.x) + 2, y: panelTop + 10, size: 9, fill: marker.color) }
             }
             for (number, series) in panel.series.enumerated() {
                 let points = series.points.filter { $0.x.isFinite && $0.y.isFinite }
                 switch series.style {
                 case .dots:
-                    for point in points {
-                        svg += "<circle cx=\"\(f(x(point.x)))\" cy=\"\(f(y(point.y)))\" r=\"2.5\" fill=\"\(series.color)\"/>\n"
-                    }
+                    for point in points { svg.circle(cx: x(point.x), cy: y(point.y), r: 2.5, fill: series.color) }
                 case .line, .step:
-                    var path: [String] = []
+                    var path: [(x: Double, y: Double)] = []
                     for (offset, point) in points.enumerated() {
-                        if offset > 0, series.style == .step { path.append("\(f(x(point.x))),\(f(y(points[offset - 1].y)))") }
-                        path.append("\(f(x(point.x))),\(f(y(point.y)))")
+                        if offset > 0, series.style == .step { path.append((x(point.x), y(points[offset - 1].y))) }
+                        path.append((x(point.x), y(point.y)))
                     }
                     if series.style == .step, let last = points.last, last.x < xRange.upperBound {
-                        path.append("\(f(x(xRange.upperBound))),\(f(y(last.y)))")
+                        path.append((x(xRange.upperBound), y(last.y)))
                     }
-                    if !path.isEmpty {
-                        svg += "<polyline fill=\"none\" stroke=\"\(series.color)\" stroke-width=\"1.5\" points=\"\(path.joined(separator: " "))\"/>\n"
-                    }
+                    svg.polyline(path, stroke: series.color)
                 }
                 let legendY = panelTop + 14 + Double(number) * 16
-                svg += "<rect x=\"\(f(left + plotWidth + 12))\" y=\"\(f(legendY - 9))\" width=\"10\" height=\"10\" fill=\"\(series.color)\"/>\n"
-                svg += "<text x=\"\(f(left + plotWidth + 26))\" y=\"\(f(legendY))\">\(escape(series.label))</text>\n"
+                svg.rect(x: left + plotWidth + 12, y: legendY - 9, width: 10, height: 10, fill: series.color)
+                svg.text(series.label, x: left + plotWidth + 26, y: legendY)
             }
         }
         let axisY = top + Double(panels.count) * (panelHeight + gap) - gap
-        for tick in Self.ticks(xRange) {
-            svg += "<text x=\"\(f(x(tick)))\" y=\"\(f(axisY + 16))\" text-anchor=\"middle\">\(Self.label(tick))</text>\n"
-        }
-        svg += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(axisY + 36))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n</svg>\n"
-        return svg
+        for tick in Self.ticks(xRange) { svg.text(Self.label(tick), x: x(tick), y: axisY + 16, anchor: .middle) }
+        svg.text(xLabel, x: left + plotWidth / 2, y: axisY + 36, anchor: .middle)
+        return (svg, height)
     }
 
     /// About five round tick values across `range`.
@@ -172,22 +165,6 @@ public struct SVGChart: Sendable {
     static func label(_ value: Double) -> String {
         let rounded = (value * 1000).rounded() / 1000
         return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
-    }
-
-    private func f(_ value: Double) -> String { String((value * 10).rounded() / 10) }
-
-    private func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "&": result += "&amp;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }
 

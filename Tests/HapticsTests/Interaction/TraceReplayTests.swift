@@ -1,7 +1,12 @@
 import Foundation
 import Haptics
 import HapticsInteraction
+import HapticsTools
 import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 @Suite("Interaction: traces replayed on the recording backend")
 struct TraceReplayTests {
@@ -68,6 +73,21 @@ struct TraceReplayTests {
         #expect(rig.engine.overuseGuard.statistics(for: "selection").played == 5)
         let onsets = try rig.frames("recording:gamepad").filter { $0.amplitudes.contains { $0 > 0 } }.map(\.milliseconds)
         #expect(Set(onsets).isSuperset(of: [0, 50, 100, 150, 200]))
+    }
+
+    @Test("trace plots are well-formed SVG, whatever a target is called: pointer canvas, knob chart, the device's frames below")
+    func plotsAreWellFormed() throws {
+        // A target id with every character XML reserves: the pointer canvas wrote ids unescaped.
+        let text = try String(contentsOfFile: Self.fixture("toolbar.trace"), encoding: .utf8).replacingOccurrences(of: "target save", with: "target <save&\"quit\">")
+        for trace in [try InteractionTrace(text: text), try InteractionTrace(contentsOfFile: Self.fixture("knob.trace"))] {
+            let rig = try EngineRig()
+            let fired = replay(trace, on: rig)
+            let svg = TracePlot.svg(trace: trace, fired: fired, recording: (try rig.recording(), deviceID: "recording:lra"))
+            let parser = XMLParser(data: Data(svg.utf8))
+            #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "") at line \(parser.lineNumber): \(svg.split(separator: "\n").dropFirst(max(parser.lineNumber - 2, 0)).prefix(3))")
+            #expect(svg.hasPrefix("<svg ") && svg.hasSuffix("</svg>\n"))
+            if case .pointer = trace.content { #expect(svg.contains("&lt;save&amp;&quot;quit&quot;&gt; (lift)")) }
+        }
     }
 
     @Test("trace errors name the file, the line and the problem")
