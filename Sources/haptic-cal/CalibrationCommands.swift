@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Haptics
 import HapticsCalibration
+import HapticsTools
 import Synchronization
 
 /// Which measurement source a command uses: `interactive`, `accelerometer[:DEVICE]` or `simulated`.
@@ -410,7 +411,7 @@ struct Verify: ParsableCommand {
         print(summary(report))
         if let svg = options.svg {
             let chart = CalibrationPlots.verificationChart(report, device: description)
-            try writeSVG(CalibrationPlots.stack([chart]), to: svg)
+            try writeSVG(SVGChart.stack([chart], panelHeight: 220), to: svg)
             print("plot written to      \(svg)")
         }
     }

@@ -16,7 +16,7 @@ public enum CalibrationPlots {
             charts.append(amplitudeChart(name: name, measurement: measurement, fit: fit, unit: unit))
         }
         if let verification { charts.append(verificationChart(verification, device: device)) }
-        return stack(charts)
+        return SVGChart.stack(charts, panelHeight: 220)
     }
 
     static func unitLabel(_ unit: OutputUnit) -> String { unit == .acceleration ? "g" : "relative" }
@@ -105,24 +105,5 @@ public enum CalibrationPlots {
                         .init(label: "effects", points: report.effects.map { ($0.requested, $0.measured) }, style: .dots, color: bandColor),
                     ])
             ])
-    }
-
-    /// Charts one under the other in a single SVG document.
-    public static func stack(_ charts: [SVGChart], width: Double = 900, panelHeight: Double = 220) -> String {
-        var body = ""
-        var offset = 0.0
-        for chart in charts {
-            var svg = chart.render(width: width, panelHeight: panelHeight)
-            let height = Double(chart.panels.count) * (panelHeight + 40) - 40 + 90
-            // Nest each chart as its own <svg> at its offset.
-            if let open = svg.firstRange(of: "<svg ") { svg.replaceSubrange(open, with: "<svg x=\"0\" y=\"\(Int(offset))\" ") }
-            body += svg
-            offset += height + 20
-        }
-        return """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(offset))" viewBox="0 0 \(Int(width)) \(Int(offset))">
-            \(body)</svg>
-
-            """
     }
 }

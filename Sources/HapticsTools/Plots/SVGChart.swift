@@ -93,6 +93,18 @@ public struct SVGChart: Sendable {
         return canvas.document(width: width, height: height)
     }
 
+    /// Charts one under the other in one SVG document, `gap` user units apart.
+    public static func stack(_ charts: [SVGChart], width: Double = 900, panelHeight: Double = 180, gap: Double = 20) -> String {
+        var page = SVGCanvas()
+        var offset = 0.0
+        for chart in charts {
+            let (canvas, height) = chart.draw(width: width, panelHeight: panelHeight)
+            page.group(translatedBy: offset, canvas)
+            offset += height + gap
+        }
+        return page.document(width: width, height: max(offset - gap, 0))
+    }
+
     /// The chart's elements on a canvas `width` user units wide, and its height.
     public func draw(width: Double = 900, panelHeight: Double = 180) -> (canvas: SVGCanvas, height: Double) {
         let left = 70.0, right = 170.0, top = 40.0, gap = 40.0, bottom = 50.0

@@ -3,6 +3,10 @@ import Haptics
 import HapticsCalibration
 import Testing
 
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
 /// The fit recovers known physics from measurements made through the real engine and recording
 /// backend, and calibration makes output follow intensity.
 @Suite("Calibration: fitting simulated devices")
@@ -112,6 +116,19 @@ struct CalibrationFitTests {
             #expect(decoded == calibrated.profile)
             try ProfileStore.check(decoded, file: "<memory>", device: calibrated.source.device)
         }
+    }
+
+    @Test("the calibration plots are one well-formed SVG document: sweeps, fitted curves and the verification, charts stacked", arguments: ["lra", "gamepad"])
+    func plotsAreWellFormed(_ name: String) throws {
+        let calibrated = try Self.fixture(name).get()
+        let report = try calibrated.verify(calibrated.profile)
+        let svg = CalibrationPlots.document(
+            result: calibrated.result, device: calibrated.source.device, unit: calibrated.source.outputUnit, verification: report)
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "") at line \(parser.lineNumber)")
+        // One document, a group per chart: two per channel swept in frequency, one per other channel, and the verification's.
+        let charts = calibrated.result.measurements.map { $0.frequencySweep.isEmpty ? 1 : 2 }.reduce(1, +)
+        #expect(svg.components(separatedBy: "<svg ").count == 2 && svg.components(separatedBy: "<g transform=").count == charts + 1, "\(charts) charts")
     }
 
     static func fixture(_ name: String) -> Result<CalibrationFixtures.Calibrated, CalibrationError> {
