@@ -65,7 +65,11 @@ let package = Package(
             name: "HapticsPluginKit",
             dependencies: ["CHapticsABI", "HapticsSupport"]),
         .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
-        .target(name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit", "HapticsSupport"], path: "Plugins/Recording"),
+        // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
+        .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport"], path: "Plugins/Recording/Format"),
+        .target(
+            name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat"], path: "Plugins/Recording",
+            exclude: ["Format"]),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
         .target(name: "HapticsStopGuard", path: "Plugins/StopGuard/Library"),
@@ -121,7 +125,7 @@ let package = Package(
 
         // Tools over the core, out of it: the SVG charts every plot is drawn with, and the reader of
         // the recording backend's files.
-        .target(name: "HapticsTools", dependencies: ["Haptics", "HapticsSupport", "CHapticsABI"]),
+        .target(name: "HapticsTools", dependencies: ["Haptics", "HapticsSupport", "HapticsRecordingFormat"]),
 
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(

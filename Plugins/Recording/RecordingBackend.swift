@@ -49,7 +49,7 @@ final class RecordingBackend: BackendDriver {
         guard let device = simulated.first(where: { $0.spec.id == deviceID }), !unplugged.withLock({ $0.contains(deviceID) }) else {
             throw BackendFailure(code: ENODEV, "recording: no device '\(deviceID)' (configure recording.devices)")
         }
-        log?.append(event: "open", device: deviceID)
+        log?.append(event: .open, device: deviceID)
         return RecordingDevice(simulated: device, backend: self)
     }
 
@@ -61,7 +61,7 @@ final class RecordingBackend: BackendDriver {
     /// `replug_after_ms` comes back that much later (on a thread of its own, as a hotplug monitor's).
     func unplug(_ id: String) {
         unplugged.withLock { _ = $0.insert(id) }
-        log?.append(event: "unplug", device: id)
+        log?.append(event: .unplug, device: id)
         services.notify(HAPTICS_EVENT_DEVICE_REMOVED, deviceID: id)
         guard let delay = simulated.first(where: { $0.spec.id == id })?.replugAfterMilliseconds else { return }
         let deadline = Monotonic.now() + UInt64(delay) * 1_000_000
@@ -69,7 +69,7 @@ final class RecordingBackend: BackendDriver {
             try PosixThread.start(name: "recording-plug") { [self] in
                 Monotonic.sleep(until: deadline)
                 unplugged.withLock { _ = $0.remove(id) }
-                log?.append(event: "replug", device: id)
+                log?.append(event: .replug, device: id)
                 services.notify(HAPTICS_EVENT_DEVICE_ADDED, deviceID: id)
             }.detach()
         } catch {
@@ -101,7 +101,7 @@ final class RecordingDevice: DeviceDriver {
 
     func wake() throws(BackendFailure) {
         try checkPresent()
-        backend.log?.append(event: "wake", device: id)
+        backend.log?.append(event: .wake, device: id)
         if backend.simulateWake, simulated.spec.wakeLatencyNanoseconds > 0 {
             let latency = simulated.spec.wakeLatencyNanoseconds
             var request = timespec(tv_sec: Int(latency / 1_000_000_000), tv_nsec: Int(latency % 1_000_000_000))
@@ -112,7 +112,7 @@ final class RecordingDevice: DeviceDriver {
 
     func sleep() throws(BackendFailure) {
         try checkPresent()
-        backend.log?.append(event: "sleep", device: id)
+        backend.log?.append(event: .sleep, device: id)
         try backend.log?.flush()
     }
 
@@ -133,11 +133,11 @@ final class RecordingDevice: DeviceDriver {
 
     func stop() throws(BackendFailure) {
         try checkPresent()
-        backend.log?.append(event: "stop", device: id)
+        backend.log?.append(event: .stop, device: id)
     }
 
     func close() {
-        backend.log?.append(event: "close", device: id)
+        backend.log?.append(event: .close, device: id)
         try? backend.log?.flush()
     }
 }

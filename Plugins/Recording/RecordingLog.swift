@@ -1,5 +1,6 @@
 import CHapticsABI
 import HapticsPluginKit
+import HapticsRecordingFormat
 import HapticsSupport
 import Synchronization
 
@@ -7,21 +8,14 @@ import Synchronization
 import Glibc
 #endif
 
-/// The recording: one JSON object per line, each stamped with `CLOCK_MONOTONIC` nanoseconds
-/// (`t_ns`) taken when the call reached the backend.
-///
-/// The first line (`"event":"recording"`) gives the format version and the simulated devices;
-/// then `open`, `wake`, `frame` (with the host's intended time `frame_ns` and every channel's
-/// `amplitude` and `frequency_hz`), `stop`, `sleep`, `unplug` and `close` lines, in the order they
-/// happened. Records are kept in memory and written out at every `sleep` and `close`, every 4096
-/// records, and when the instance is destroyed.
+/// The recording (``RecordingFormat``, defined once beside this backend): records are kept in
+/// memory and written out at every `sleep` and `close`, every 4096 records, and when the instance
+/// is destroyed.
 final class RecordingLog: Sendable {
-    static let formatVersion = 1
-
     /// One thing that happened, kept as plain values until the log is written out, so recording a
     /// frame costs a time stamp and an append, not JSON formatting.
     enum Record: Sendable {
-        case event(time: UInt64, name: StaticString, device: String)
+        case event(time: UInt64, event: RecordingFormat.Event, device: String)
         case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Float, frequency: Float)])
     }
 
@@ -36,15 +30,13 @@ final class RecordingLog: Sendable {
             throw BackendFailure(code: error.errno, "recording.output: \(error) (choose a writable path)")
         }
         self.path = path
-        let described = devices.map { Self.describe($0.spec) }.joined(separator: ",")
-        let header = "{\"t_ns\":\(Monotonic.now()),\"event\":\"recording\",\"version\":\(Self.formatVersion),\"devices\":[\(described)]}\n"
-        try write(Array(header.utf8))
+        try write(Array(RecordingFormat.header(time: Monotonic.now(), devices: devices.map { Self.describe($0.spec) }).utf8))
     }
 
     /// Records `event` on `device` now.
-    func append(event name: StaticString, device: String) {
+    func append(event: RecordingFormat.Event, device: String) {
         let now = Monotonic.now()
-        pending.withLock { $0.append(.event(time: now, name: name, device: device)) }
+        pending.withLock { $0.append(.event(time: now, event: event, device: device)) }
     }
 
     /// Records a drive frame received now.
@@ -70,19 +62,10 @@ final class RecordingLog: Sendable {
         var text = ""
         for record in records {
             switch record {
-            case .event(let time, let name, let device):
-                text += "{\"t_ns\":\(time),\"event\":\"\(name)\",\"device\":"
-                JSONValue.quote(device, into: &text)
-                text += "}\n"
+            case .event(let time, let event, let device):
+                RecordingFormat.appendEvent(time: time, event: event, device: device, to: &text)
             case .frame(let time, let device, let frameTime, let channels):
-                text += "{\"t_ns\":\(time),\"event\":\"frame\",\"device\":"
-                JSONValue.quote(device, into: &text)
-                text += ",\"frame_ns\":\(frameTime),\"channels\":["
-                for (index, channel) in channels.enumerated() {
-                    if index > 0 { text += "," }
-                    text += "{\"amplitude\":\(channel.amplitude),\"frequency_hz\":\(channel.frequency)}"
-                }
-                text += "]}\n"
+                RecordingFormat.appendFrame(time: time, device: device, frameTime: frameTime, channels: channels, to: &text)
             }
         }
         try write(Array(text.utf8))
@@ -96,27 +79,18 @@ final class RecordingLog: Sendable {
         }
     }
 
-    /// A device in the same JSON shape `recording.devices` accepts.
-    static func describe(_ spec: DeviceSpec) -> String {
+    /// A device as the recording's header describes it (the shape `recording.devices` accepts).
+    static func describe(_ spec: DeviceSpec) -> RecordingFormat.Device {
         let kinds = Dictionary(uniqueKeysWithValues: DeviceConfiguration.actuators.map { ($0.value.rawValue, $0.key) })
-        var members: [(key: String, value: JSONValue)] = [
-            ("id", .string(spec.id)), ("name", .string(spec.name)), ("actuator", .string(kinds[spec.actuator] ?? "unknown")),
-            ("min_update_interval_ms", .number(Double(spec.minimumUpdateIntervalNanoseconds) / 1e6)),
-            ("wake_latency_ms", .number(Double(spec.wakeLatencyNanoseconds) / 1e6)),
-        ]
-        let channels: [JSONValue] = spec.channels.map { channel in
-            var fields: [(key: String, value: JSONValue)] = [
-                ("name", .string(channel.name)), ("actuator", .string(kinds[channel.actuator] ?? "unknown")),
-                ("amplitude_steps", .number(Double(channel.amplitudeSteps))),
-            ]
-            if let range = channel.frequencyRange {
-                fields += [("frequency_min_hz", .number(Double(range.lowerBound))), ("frequency_max_hz", .number(Double(range.upperBound)))]
-            }
-            if channel.resonantFrequency > 0 { fields.append(("resonant_frequency_hz", .number(Double(channel.resonantFrequency)))) }
-            if channel.nominalFrequency > 0 { fields.append(("nominal_frequency_hz", .number(Double(channel.nominalFrequency)))) }
-            return .object(JSONObject(fields))
-        }
-        members.append(("channels", .array(channels)))
-        return JSONValue.object(JSONObject(members)).serialized()
+        return RecordingFormat.Device(
+            id: spec.id, name: spec.name, actuator: kinds[spec.actuator] ?? "unknown",
+            minimumUpdateIntervalMs: Double(spec.minimumUpdateIntervalNanoseconds) / 1e6, wakeLatencyMs: Double(spec.wakeLatencyNanoseconds) / 1e6,
+            channels: spec.channels.map { channel in
+                RecordingFormat.Channel(
+                    name: channel.name, actuator: kinds[channel.actuator] ?? "unknown", amplitudeSteps: Int(channel.amplitudeSteps),
+                    frequencyRange: channel.frequencyRange.map { Double($0.lowerBound)...Double($0.upperBound) },
+                    resonantFrequency: channel.resonantFrequency > 0 ? Double(channel.resonantFrequency) : nil,
+                    nominalFrequency: channel.nominalFrequency > 0 ? Double(channel.nominalFrequency) : nil)
+            })
     }
 }

@@ -1,16 +1,12 @@
 import Haptics
-import CHapticsABI
+import HapticsRecordingFormat
 import HapticsSupport
 
-/// A recording written by the `recording` backend (JSON Lines), read back.
+/// A recording written by the `recording` backend (``RecordingFormat``, JSON Lines), read back.
 ///
 /// Tests compare it with what was played; `haptic-cal` prints and plots it. Every number is
-/// range-checked as it is read, and an error names the line, the key, the value and the range:
-/// time stamps (`t_ns`, `frame_ns`) 0…1.8e19 ns; amplitudes 0…1; frequencies 0…1e6 Hz (a
-/// channel's `frequency_min_hz`…`frequency_max_hz` 1…100000 Hz, minimum ≤ maximum; resonant and
-/// nominal frequencies 0…100000 Hz); `amplitude_steps` 2…65536; 1…4 channels per device and
-/// frame; `min_update_interval_ms` and `wake_latency_ms` 0…10000 (the ranges `recording.devices`
-/// accepts).
+/// range-checked as it is read (the ranges are ``RecordingFormat``'s), and an error names the
+/// line, the key, the value and the range.
 public struct Recording: Sendable, Hashable {
     /// What happened to a device at one instant.
     public enum Event: Sendable, Hashable {
@@ -75,71 +71,38 @@ public struct Recording: Sendable, Hashable {
     }
 
     private mutating func parseLine(_ line: String) throws {
-        let object = try JSONCursor(root: JSONParser(allowTrailingCommas: false).parse(line)).object()
-        let time = HapticInstant(nanoseconds: UInt64(try object.required("t_ns").number(in: 0...1.8e19)))
-        let event = try object.required("event").string()
-        if event == "recording" {
-            version = try object.required("version").integer(in: 1...1)
-            devices = try object.required("devices").array().map { try Recording.device($0.object()) }
-            return
-        }
-        let device = try object.required("device").string()
-        let parsed: Event
-        switch event {
-        case "open": parsed = .open
-        case "wake": parsed = .wake
-        case "sleep": parsed = .sleep
-        case "stop": parsed = .stop
-        case "close": parsed = .close
-        case "unplug": parsed = .unplug
-        case "replug": parsed = .replug
-        case "frame":
-            let frameTime = HapticInstant(nanoseconds: UInt64(try object.required("frame_ns").number(in: 0...1.8e19)))
-            let channelCursor = try object.required("channels")
-            let channels = try Recording.channels(channelCursor).map { entry in
-                let channel = try entry.object()
-                return ChannelDrive(
-                    amplitude: try channel.required("amplitude").number(in: 0...1),
-                    frequency: try channel.required("frequency_hz").number(in: 0...1e6))
+        switch try RecordingFormat.line(line) {
+        case .header(_, let version, let devices):
+            self.version = version
+            self.devices = devices.map(Self.description)
+        case .event(let time, let event, let device):
+            let parsed: Event
+            switch event {
+            case .open: parsed = .open
+            case .wake: parsed = .wake
+            case .sleep: parsed = .sleep
+            case .stop: parsed = .stop
+            case .close: parsed = .close
+            case .unplug: parsed = .unplug
+            case .replug: parsed = .replug
             }
-            parsed = .frame(DriveFrame(time: frameTime, channels: channels))
-        default:
-            throw object.error("unknown event '\(event)'")
+            entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: parsed))
+        case .frame(let time, let device, let frameTime, let channels):
+            let frame = DriveFrame(time: HapticInstant(nanoseconds: frameTime), channels: channels.map { ChannelDrive(amplitude: $0.amplitude, frequency: $0.frequency) })
+            entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .frame(frame)))
         }
-        entries.append(Entry(time: time, deviceID: device, event: parsed))
     }
 
-    /// The elements of a `channels` array: 1 … `HAPTICS_MAX_CHANNELS` of them.
-    private static func channels(_ cursor: JSONCursor) throws(JSONPathError) -> [JSONCursor] {
-        let elements = try cursor.array()
-        guard (1...Int(HAPTICS_MAX_CHANNELS)).contains(elements.count) else {
-            throw cursor.error("expected 1...\(HAPTICS_MAX_CHANNELS) channels, found \(elements.count)")
-        }
-        return elements
-    }
-
-    private static func device(_ object: JSONObjectCursor) throws -> DeviceDescription {
-        let channels = try Recording.channels(object.required("channels")).map { entry in
-            let channel = try entry.object()
-            var range: ClosedRange<Double>?
-            if let low = try channel.optional("frequency_min_hz")?.number(in: 1...100_000) {
-                range = low...(try channel.required("frequency_max_hz").number(in: low...100_000))
-            }
-            return ChannelDescription(
-                name: try channel.required("name").string(),
-                actuator: ActuatorKind(rawValue: try channel.required("actuator").string()) ?? .unknown,
-                amplitudeSteps: try channel.required("amplitude_steps").integer(in: 2...65536), frequencyRange: range,
-                resonantFrequency: try channel.optional("resonant_frequency_hz")?.number(in: 0...100_000),
-                nominalFrequency: try channel.optional("nominal_frequency_hz")?.number(in: 0...100_000))
-        }
-        let idCursor = try object.required("id")
-        let id = try idCursor.string()
-        guard !id.isEmpty else { throw idCursor.error("expected a non-empty device id") }
-        return DeviceDescription(
-            id: id, name: try object.required("name").string(), backend: "recording",
-            actuator: ActuatorKind(rawValue: try object.required("actuator").string()) ?? .unknown, channels: channels,
-            minimumUpdateInterval: try object.required("min_update_interval_ms").number(in: 0...10_000) / 1000,
-            wakeLatency: try object.required("wake_latency_ms").number(in: 0...10_000) / 1000)
+    /// A device of the header as the core describes devices.
+    private static func description(_ device: RecordingFormat.Device) -> DeviceDescription {
+        DeviceDescription(
+            id: device.id, name: device.name, backend: "recording", actuator: ActuatorKind(rawValue: device.actuator) ?? .unknown,
+            channels: device.channels.map { channel in
+                ChannelDescription(
+                    name: channel.name, actuator: ActuatorKind(rawValue: channel.actuator) ?? .unknown, amplitudeSteps: channel.amplitudeSteps,
+                    frequencyRange: channel.frequencyRange, resonantFrequency: channel.resonantFrequency, nominalFrequency: channel.nominalFrequency)
+            },
+            minimumUpdateInterval: device.minimumUpdateIntervalMs / 1000, wakeLatency: device.wakeLatencyMs / 1000)
     }
 
     /// The entries of one device, in order.
