@@ -240,6 +240,13 @@ struct CalibrationBenchTests {
     func bandByOutput(_ name: String) throws {
         let run = try Self.run(name)
         let maps = run.result.profile.channels[0].frequencyResponseByOutput
+        // The quick plan sometimes keeps no band (the LRA then plays at its own frequency, and
+        // sharpness is not rendered): nothing to measure again, and no band's ends to verify.
+        guard run.result.profile.sharpness == .frequency else {
+            #expect(maps.isEmpty && run.verification.tones.allSatisfy { $0.name.hasSuffix("sharpness 0.5") }, "\(name): \(maps)")
+            print("\(name): no band kept, so no maps by output and no edge tones")
+            return
+        }
         // Across the band, from its low end to its high end: how much the output changes.
         func tilt(_ map: ChannelCalibration.OutputFrequencyMap) -> Double { map.points.last!.relativeOutput - map.points.first!.relativeOutput }
         if name == "hbridge-lra-soft" {
