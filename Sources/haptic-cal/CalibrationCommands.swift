@@ -411,7 +411,7 @@ struct Verify: ParsableCommand {
         print(summary(report))
         if let svg = options.svg {
             let chart = CalibrationPlots.verificationChart(report, device: description)
-            try writeSVG(SVGChart.stack([chart], panelHeight: 220), to: svg)
+            try writeSVG(SVGChart.stack([chart], panelHeight: CalibrationPlots.panelHeight), to: svg)
             print("plot written to      \(svg)")
         }
     }

@@ -3,6 +3,9 @@ import HapticsTools
 
 /// SVG plots of a calibration: the measured responses with the fitted curves, and a verification.
 public enum CalibrationPlots {
+    /// The height of each chart panel in calibration plots, in SVG user units.
+    public static let panelHeight = 220.0
+
     static let measuredColor = "#1f77b4"
     static let fittedColor = "#d62728"
     static let bandColor = "#2ca02c"
@@ -16,7 +19,7 @@ public enum CalibrationPlots {
             charts.append(amplitudeChart(name: name, measurement: measurement, fit: fit, unit: unit))
         }
         if let verification { charts.append(verificationChart(verification, device: device)) }
-        return SVGChart.stack(charts, panelHeight: 220)
+        return SVGChart.stack(charts, panelHeight: panelHeight)
     }
 
     static func unitLabel(_ unit: OutputUnit) -> String { unit == .acceleration ? "g" : "relative" }
