@@ -254,7 +254,7 @@ struct SensorSweep<Source: VibrationSensorSource> {
     }
 
     /// From rest: each drive of the plan after the actuator has come to a stop, at the measurement's
-    /// amplitude frequency; then, where low drives did not start it, the same drives while it runs.
+    /// amplitude frequency; then, for a motor that low drives did not start, the same drives while it runs.
     func sweepAmplitude(
         _ measurement: inout ChannelMeasurement, channel description: ChannelDescription, duration: Double, probe: CalibrationProfile, noise: Double,
         counts: inout (measured: Int, settled: Int)
@@ -271,18 +271,20 @@ struct SensorSweep<Source: VibrationSensorSource> {
             if trace.sampleRate == nil { measurement.sampleInterval = trace.typicalInterval }
         }
 
-        // Where low drives do not start it from rest, the same drives while it runs: a start
-        // threshold with hysteresis shows as output there. A motor's (a channel without a chosen
-        // frequency) is stepped down finely, a fortieth of the range, so the lowest drive it is seen
-        // turning at, its stop, is found to that; a resonant actuator has no stiction to find, and
-        // the extra points at its noise moved its fitted curve (an evdev LRA's tones, under
-        // emulation, then verified with R² 0.85–0.89).
+        // Where low drives do not start a motor from rest, the same drives while it runs: a start
+        // threshold with hysteresis shows as output there. They are stepped down finely, a fortieth
+        // of the range, so the lowest drive it is seen turning at, its stop, is found to that. Only
+        // a motor (a channel without a chosen frequency): a resonant actuator follows its drive
+        // signal and has no stiction to find, and running points at its noise only moved its fitted
+        // curve. Under emulation a step down the staircase that reached the device late read as
+        // output at a drive under the dead zone, and pulled an evdev LRA's fitted dead zone from
+        // 0.1 to 0 (tones then verified with R² 0.85–0.89).
         let floor = max(1.5 * measurement.noiseFloor, 1e-6)
         let silent = measurement.amplitude.filter { $0.input > 0 && $0.output <= floor }.map(\.input)
-        if let highestSilent = silent.max(), let timing = measurement.timing,
+        if description.frequencyRange == nil, let highestSilent = silent.max(), let timing = measurement.timing,
             measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
         {
-            let fine = description.frequencyRange == nil ? stride(from: highestSilent, to: 0, by: -top / 40).map { $0 } : []
+            let fine = stride(from: highestSilent, to: 0, by: -top / 40).map { $0 }
             let steps = Set(drives.filter { $0 > 0 && $0 <= highestSilent } + fine.filter { $0 > 1e-9 })
             measurement.runningAmplitude = try runningSweep(
                 drives: steps.sorted(by: >), channel: description, frequency: measurement.amplitudeFrequency, timing: timing, probe: probe, noise: noise)
