@@ -7,52 +7,28 @@ import HapticsSupport
 import Glibc
 #endif
 
-/// Turns a rumble state into the bytes one controller understands, with the choices its set-up made
-/// (the DualSense's vibration mode).
-struct ReportEncoder: Sendable {
-    /// The controller family.
-    let family: any ControllerFamily.Type
-    /// How the controller is connected.
-    let transport: HIDTransport
-    /// The DualSense vibration mode read from its firmware, `nil` for other families.
-    let dualSenseMode: DualSense.VibrationMode?
-
-    /// Whether the counter goes into the report (see ``ControllerFamily/reportCarriesSequence(on:)``).
-    var carriesSequence: Bool { family.reportCarriesSequence(on: transport) }
-
-    /// The rumble report for `state` with counter `sequence`.
-    func report(_ state: RumbleState, sequence: UInt8) -> [UInt8] {
-        if let dualSenseMode {
-            return DualSense.rumbleReport(state: state, transport: transport, sequence: sequence, mode: dualSenseMode)
-        }
-        return family.rumbleReport(state: state, transport: transport, sequence: sequence)
-    }
-}
-
 /// What a controller needs between opening its node and its first rumble report, done on the first
 /// wake of an open device, so the first trigger after it is a single write.
 ///
-/// - DualShock 4, Xbox: nothing.
-/// - DualSense: feature report 0x20 (firmware info) chooses the vibration mode, as hid-playstation
-///   does; if it cannot be read or parsed, the compatible mode every firmware understands.
-/// - Switch Pro: over USB the bridge handshake (0x80 02, 03, 02, 04), then over both transports
-///   sub-command 0x48 (enable vibration). Each 0x80 command but the last is answered by input
-///   report 0x81, the sub-command by input report 0x21; like the kernel, we wait for each answer
-///   (250 ms at most, then carry on: a clone may not answer). The 0x80 commands go to the USB bridge
-///   chip and are not paced; the sub-command reaches the controller and keeps the 30 ms spacing,
-///   and wake waits out that spacing before it returns.
+/// The family says what (``ControllerFamily/setupPlan(for:sequence:)``: the DualSense reads its
+/// firmware info, the Switch Pro enables vibration after a USB bridge handshake); this carries the
+/// steps out on the handle, in order: a paced write keeps the minimum interval from the write before
+/// it, a write with an answer waits for that input report (250 ms at most, then carries on, as the
+/// kernel does: a clone may not answer), and a feature report read goes to the family's
+/// ``ControllerFamily/encoder(transport:productID:features:)``. Wake waits out the spacing after the
+/// last paced write before it returns.
 enum ControllerSetup {
     /// What the set-up leaves behind.
     struct Outcome: Sendable {
         /// The encoder for the rumble reports.
-        var encoder: ReportEncoder
+        var encoder: RumbleEncoder
         /// How many reports were written (the sequence counter advances by as many).
         var reportsWritten: Int
         /// When the last write that counts for spacing finished, in nanoseconds.
         var lastPacedWrite: UInt64?
     }
 
-    /// How long to wait for a Switch Pro's answer to one set-up report, in milliseconds.
+    /// How long to wait for the answer to one set-up report, in milliseconds.
     static let answerTimeoutMilliseconds: UInt64 = 250
 
     /// Runs the set-up of `gamepad` on `handle`, starting with counter `sequence`.
@@ -65,66 +41,40 @@ enum ControllerSetup {
     ///     set-up report keeps the spacing from it too.
     /// - Throws: the failure of a write (the caller closes the handle).
     static func run(
-        handle: HIDHandle, gamepad: DiscoveredGamepad, sequence: UInt8, previous: ReportEncoder?, lastWrite: UInt64?,
+        handle: HIDHandle, gamepad: DiscoveredGamepad, sequence: UInt8, previous: RumbleEncoder?, lastWrite: UInt64?,
         log: (haptics_log_level, String) -> Void
     ) throws(BackendFailure) -> Outcome {
         if let previous { return Outcome(encoder: previous, reportsWritten: 0, lastPacedWrite: nil) }
-        var mode: DualSense.VibrationMode?
-        if ObjectIdentifier(gamepad.family) == ObjectIdentifier(DualSense.self) {
-            mode = dualSenseMode(handle: handle, gamepad: gamepad, log: log)
-        }
-        let isSwitch = ObjectIdentifier(gamepad.family) == ObjectIdentifier(SwitchPro.self)
-        let reports = gamepad.family.setupReports(for: gamepad.transport, sequence: sequence)
+        let steps = gamepad.family.setupPlan(for: gamepad.transport, sequence: sequence)
+        var features: [UInt8: [UInt8]] = [:]
+        var written = 0
         var lastPaced = lastWrite
-        for report in reports {
-            let paced = !(isSwitch && report.first == SwitchPro.usbCommandReportID)
-            if paced, let lastPaced { Monotonic.sleep(until: lastPaced + gamepad.minimumInterval) }
-            if case .failure(let error) = handle.write(report) {
-                throw BackendFailure(
-                    code: error.errno == ENODEV ? ENODEV : EIO,
-                    "\(gamepad.id): set-up report 0x\(hex2(report.first ?? 0)) to \(gamepad.path) failed: \(error.message)")
-            }
-            if paced { lastPaced = Monotonic.now() }
-            if isSwitch, let answer = switchAnswer(to: report), !awaitInput(handle: handle, matching: answer) {
-                log(HAPTICS_LOG_WARNING, "\(gamepad.id): no answer to set-up report \(report.prefix(2).map(hex2).joined(separator: " ")) within \(answerTimeoutMilliseconds) ms on \(gamepad.path); continuing")
+        for step in steps {
+            switch step {
+            case .write(let report, let paced, let answer):
+                if paced, let lastPaced { Monotonic.sleep(until: lastPaced + gamepad.minimumInterval) }
+                if case .failure(let error) = handle.write(report) {
+                    throw BackendFailure(
+                        code: error.errno == ENODEV ? ENODEV : EIO,
+                        "\(gamepad.id): set-up report 0x\(hex2(report.first ?? 0)) to \(gamepad.path) failed: \(error.message)")
+                }
+                written += 1
+                if paced { lastPaced = Monotonic.now() }
+                if let answer, !awaitInput(handle: handle, matching: answer.matches) {
+                    log(HAPTICS_LOG_WARNING, "\(gamepad.id): no answer to set-up report \(report.prefix(2).map(hex2).joined(separator: " ")) within \(answerTimeoutMilliseconds) ms on \(gamepad.path); continuing")
+                }
+            case .readFeature(let id, let length):
+                switch handle.featureReport(id, length: length) {
+                case .success(let report): features[id] = report
+                case .failure(let error):
+                    log(HAPTICS_LOG_WARNING, "\(gamepad.id): cannot read feature report 0x\(hex2(id)) from \(gamepad.path): \(error.message)")
+                }
             }
         }
-        if !reports.isEmpty, let lastPaced { Monotonic.sleep(until: lastPaced + gamepad.minimumInterval) }
-        return Outcome(
-            encoder: ReportEncoder(family: gamepad.family, transport: gamepad.transport, dualSenseMode: mode),
-            reportsWritten: reports.count, lastPacedWrite: lastPaced)
-    }
-
-    /// The vibration mode of a DualSense, from feature report 0x20.
-    static func dualSenseMode(
-        handle: HIDHandle, gamepad: DiscoveredGamepad, log: (haptics_log_level, String) -> Void
-    ) -> DualSense.VibrationMode {
-        switch handle.featureReport(DualSense.firmwareInfoReportID, length: DualSense.firmwareInfoReportLength) {
-        case .success(let report):
-            if let info = DualSense.parseFirmwareInfo(report, transport: gamepad.transport) {
-                return DualSense.vibrationMode(productID: gamepad.productID, updateVersion: info.updateVersion)
-            }
-            log(HAPTICS_LOG_WARNING, "\(gamepad.id): feature report 0x20 from \(gamepad.path) is malformed (\(report.count) bytes or a bad CRC); using the compatible vibration mode")
-        case .failure(let error):
-            log(HAPTICS_LOG_WARNING, "\(gamepad.id): cannot read feature report 0x20 from \(gamepad.path): \(error.message); using the compatible vibration mode")
-        }
-        return DualSense.vibrationMode(productID: gamepad.productID, updateVersion: nil)
-    }
-
-    /// Which input report answers a Switch Pro set-up report, or `nil` if none does.
-    static func switchAnswer(to report: [UInt8]) -> (@Sendable ([UInt8]) -> Bool)? {
-        guard report.count >= 2 else { return nil }
-        switch report[0] {
-        case SwitchPro.usbCommandReportID:
-            let command = report[1]
-            guard command == SwitchPro.USBCommand.handshake.rawValue || command == SwitchPro.USBCommand.highSpeed.rawValue else { return nil }
-            return { $0.count >= 2 && $0[0] == 0x81 && $0[1] == command }
-        case SwitchPro.subcommandReportID where report.count > 10:
-            let subcommand = report[10]
-            return { $0.count >= 15 && $0[0] == 0x21 && $0[14] == subcommand }
-        default:
-            return nil
-        }
+        if written > 0, let lastPaced { Monotonic.sleep(until: lastPaced + gamepad.minimumInterval) }
+        let encoder = gamepad.family.encoder(transport: gamepad.transport, productID: gamepad.productID, features: features)
+        if let note = encoder.note { log(HAPTICS_LOG_WARNING, "\(gamepad.id) on \(gamepad.path): \(note)") }
+        return Outcome(encoder: encoder, reportsWritten: written, lastPacedWrite: lastPaced)
     }
 
     /// Reads input reports until one matches or ``answerTimeoutMilliseconds`` pass.

@@ -69,7 +69,7 @@ final class HIDGamepad: DeviceDriver {
     /// An open handle, what the set-up chose for it, and its stop-guard registration.
     final class Session: Sendable {
         let handle: HIDHandle
-        let encoder: ReportEncoder
+        let encoder: RumbleEncoder
         /// The stop-guard slot holding the motors-off report.
         let guardSlot: Int32
         private let closed = Atomic<Bool>(false)
@@ -80,7 +80,7 @@ final class HIDGamepad: DeviceDriver {
         private let encoded = Mutex<[(state: RumbleState, sequence: UInt8, bytes: [UInt8])]>([])
         private static let encodedCapacity = 2
 
-        init(handle: HIDHandle, encoder: ReportEncoder, guardSlot: Int32) {
+        init(handle: HIDHandle, encoder: RumbleEncoder, guardSlot: Int32) {
             self.handle = handle
             self.encoder = encoder
             self.guardSlot = guardSlot
@@ -106,7 +106,7 @@ final class HIDGamepad: DeviceDriver {
         }
 
         /// Registers `gamepad`'s motors-off report with counter `sequence` (the next report's).
-        static func registerStop(_ gamepad: DiscoveredGamepad, encoder: ReportEncoder, sequence: UInt8) throws(BackendFailure) -> Int32 {
+        static func registerStop(_ gamepad: DiscoveredGamepad, encoder: RumbleEncoder, sequence: UInt8) throws(BackendFailure) -> Int32 {
             let slot = haptics_stop_guard_begin(gamepad.id)
             guard slot >= 0 else {
                 throw BackendFailure(code: -slot, "\(gamepad.id): cannot register the motors-off report with the stop guard: \(String(cString: strerror(-slot)))")
@@ -141,7 +141,7 @@ final class HIDGamepad: DeviceDriver {
         /// `close` was called: the writer ends once the session is closed.
         var terminate = false
         /// The encoder the first wake's set-up chose; later wakes reuse it and skip the set-up.
-        var encoder: ReportEncoder?
+        var encoder: RumbleEncoder?
         /// A write is in flight (on the writer thread or a caller's): no other starts, and the
         /// handle stays open, until it is recorded.
         var writing = false
@@ -263,7 +263,7 @@ final class HIDGamepad: DeviceDriver {
 
     func wake() throws(BackendFailure) {
         let started = Monotonic.now()
-        typealias Admission = (sequence: UInt8, encoder: ReportEncoder?, lastWrite: UInt64?)
+        typealias Admission = (sequence: UInt8, encoder: RumbleEncoder?, lastWrite: UInt64?)
         let admitted: Result<Admission?, BackendFailure> = shared.wait { state in
             if let lost = state.lost { return .done(.failure(lost)) }
             state.pendingFailure = nil

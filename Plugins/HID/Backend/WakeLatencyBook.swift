@@ -8,9 +8,9 @@ import Synchronization
 /// Listing a controller never opens its node (an open wakes a USB pad from autosuspend and can
 /// make a Bluetooth pad's firmware renegotiate). Before a controller has been woken in this
 /// process, the figure is an estimate from documented costs: one hidraw I/O
-/// (``documentedIONanoseconds``) for the open and for each set-up I/O (each report written, the
-/// DualSense's feature read), plus the spacing the set-up must leave before the first rumble report
-/// (one minimum interval per paced set-up report: 30 ms on a Switch Pro). After a wake, it is the
+/// (``documentedIONanoseconds``) for the open and for each step of the family's set-up plan (a
+/// report written, a feature report read), plus the spacing the set-up must leave before the first
+/// rumble report (one minimum interval per paced set-up write: 30 ms on a Switch Pro). After a wake, it is the
 /// measured duration of the wake call (open, set-up and that spacing), the largest of the last
 /// four, so one fast wake does not hide a slow one.
 ///
@@ -45,11 +45,9 @@ final class WakeLatencyBook: Sendable {
 
     /// The estimate before any wake (see the type's discussion).
     static func estimate(_ gamepad: DiscoveredGamepad) -> UInt64 {
-        let reports = gamepad.family.setupReports(for: gamepad.transport, sequence: 0)
-        let isSwitch = ObjectIdentifier(gamepad.family) == ObjectIdentifier(SwitchPro.self)
-        let paced = reports.filter { !(isSwitch && $0.first == SwitchPro.usbCommandReportID) }.count
-        let featureReads = ObjectIdentifier(gamepad.family) == ObjectIdentifier(DualSense.self) ? 1 : 0
-        let io = UInt64(1 + reports.count + featureReads)
+        let steps = gamepad.family.setupPlan(for: gamepad.transport, sequence: 0)
+        let paced = steps.filter { if case .write(_, true, _) = $0 { true } else { false } }.count
+        let io = UInt64(1 + steps.count)
         return documentedIONanoseconds * io + UInt64(paced) * gamepad.minimumInterval
     }
 }

@@ -36,15 +36,25 @@ public protocol ControllerFamily: Sendable {
     /// - Parameter transport: How the device is connected.
     static func refreshInterval(for transport: HIDTransport) -> Double?
 
-    /// The reports to write, in order, after opening the device and before its first rumble report.
+    /// What to do, in order, after opening the device and before its first rumble report: reports to
+    /// write (paced or not, each perhaps answered) and feature reports to read. The default is none.
     ///
-    /// Report *i* is encoded with counter `sequence &+ i`; the caller advances its counter by the
-    /// number of reports returned.
+    /// Write *i* is encoded with counter `sequence &+ i`; the caller advances its counter by the
+    /// number of writes.
     ///
     /// - Parameters:
     ///   - transport: How the device is connected.
-    ///   - sequence: The caller's counter for the first report.
-    static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]]
+    ///   - sequence: The caller's counter for the first write.
+    static func setupPlan(for transport: HIDTransport, sequence: UInt8) -> [SetupStep]
+
+    /// The encoder for a device once its set-up has run: what its rumble reports look like given what
+    /// the set-up read. The default encodes with ``rumbleReport(state:transport:sequence:)``.
+    ///
+    /// - Parameters:
+    ///   - transport: How the device is connected.
+    ///   - productID: The device's USB product id (models of one family may differ).
+    ///   - features: The feature reports the set-up read, by id; a read that failed is absent.
+    static func encoder(transport: HIDTransport, productID: UInt16, features: [UInt8: [UInt8]]) -> RumbleEncoder
 
     /// The output report that makes the device render `state`.
     ///

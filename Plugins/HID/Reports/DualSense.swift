@@ -114,8 +114,28 @@ public enum DualSense: ControllerFamily {
     /// `nil`: no source documents a DualSense rumble timeout, and the kernel writes once per change.
     public static func refreshInterval(for transport: HIDTransport) -> Double? { nil }
 
-    /// None. (The backend should still read feature report 0x20 first, to choose the vibration mode.)
-    public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
+    /// Read feature report 0x20 (firmware info), which chooses the vibration mode, as hid-playstation
+    /// does; nothing is written.
+    public static func setupPlan(for transport: HIDTransport, sequence: UInt8) -> [SetupStep] {
+        [.readFeature(id: firmwareInfoReportID, length: firmwareInfoReportLength)]
+    }
+
+    /// Rumble reports in the vibration mode the firmware info (feature report 0x20) chooses; if it
+    /// could not be read or parsed, the compatible mode every firmware understands (the note says so).
+    public static func encoder(transport: HIDTransport, productID: UInt16, features: [UInt8: [UInt8]]) -> RumbleEncoder {
+        let report = features[firmwareInfoReportID]
+        let info = report.flatMap { parseFirmwareInfo($0, transport: transport) }
+        let mode = vibrationMode(productID: productID, updateVersion: info?.updateVersion)
+        var note: String?
+        if let report, info == nil {
+            note = "feature report 0x20 is malformed (\(report.count) bytes or a bad CRC); using the \(mode.rawValue) vibration mode"
+        } else if report == nil {
+            note = "feature report 0x20 could not be read; using the \(mode.rawValue) vibration mode"
+        }
+        return RumbleEncoder(carriesSequence: reportCarriesSequence(on: transport), note: note) { state, sequence in
+            rumbleReport(state: state, transport: transport, sequence: sequence, mode: mode)
+        }
+    }
 
     /// The Bluetooth report's tag carries the counter; the USB report has none.
     public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { transport == .bluetooth }

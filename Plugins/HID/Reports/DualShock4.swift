@@ -66,9 +66,6 @@ public enum DualShock4: ControllerFamily {
     /// (SDL_sysjoystick.h, `SDL_RUMBLE_RESEND_MS`).
     public static func refreshInterval(for transport: HIDTransport) -> Double? { 2.0 }
 
-    /// None: the motors answer the first output report.
-    public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
-
     /// No counter on either transport.
     public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { false }
 

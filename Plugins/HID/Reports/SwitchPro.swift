@@ -39,6 +39,10 @@ public enum SwitchPro: ControllerFamily {
     public static let subcommandReportID: UInt8 = 0x01
     /// The USB bridge command report id.
     public static let usbCommandReportID: UInt8 = 0x80
+    /// The input report id of the USB bridge's answer to a command (the command echoed at byte 1).
+    public static let usbCommandAnswerReportID: UInt8 = 0x81
+    /// The input report id of the controller's answer to a sub-command (the sub-command echoed at byte 14).
+    public static let subcommandAnswerReportID: UInt8 = 0x21
     /// Output report length over Bluetooth, id included (48 declared data bytes).
     public static let bluetoothReportLength = 49
     /// Output report length over USB, id included (63 declared data bytes).
@@ -80,15 +84,28 @@ public enum SwitchPro: ControllerFamily {
     /// Over USB the bridge handshake (`usbHandshake`, four 0x80 reports), then on both transports
     /// sub-command 0x48 with data 0x01 to enable vibration, carrying neutral rumble.
     ///
-    /// The controller answers each 0x80 report with input report 0x81 and the sub-command with input
-    /// report 0x21; the kernel waits for each answer before the next write.
-    public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] {
-        var reports: [[UInt8]] = transport == .usb ? usbHandshake.map(usbCommandReport) : []
-        reports.append(
-            subcommandReport(
-                enableVibrationSubcommand, data: [0x01], rumble: neutralRumbleData, transport: transport,
-                sequence: sequence &+ UInt8(truncatingIfNeeded: reports.count)))
-        return reports
+    /// The bridge answers each 0x80 command but the last (force USB) with input report 0x81 echoing
+    /// the command, and the controller answers the sub-command with input report 0x21 echoing it at
+    /// byte 14; the kernel waits for each answer before the next write. The 0x80 commands go to the
+    /// USB bridge chip and are not paced; the sub-command reaches the controller and keeps the 30 ms
+    /// spacing.
+    public static func setupPlan(for transport: HIDTransport, sequence: UInt8) -> [SetupStep] {
+        var steps: [SetupStep] = []
+        if transport == .usb {
+            for command in usbHandshake {
+                let answered = command == .handshake || command == .highSpeed
+                steps.append(
+                    .write(
+                        usbCommandReport(command), paced: false,
+                        answer: answered ? InputMatch(reportID: usbCommandAnswerReportID, offset: 1, value: command.rawValue) : nil))
+            }
+        }
+        let report = subcommandReport(
+            enableVibrationSubcommand, data: [0x01], rumble: neutralRumbleData, transport: transport,
+            sequence: sequence &+ UInt8(truncatingIfNeeded: steps.count))
+        steps.append(
+            .write(report, paced: true, answer: InputMatch(reportID: subcommandAnswerReportID, offset: 14, value: enableVibrationSubcommand)))
+        return steps
     }
 
     /// Report 0x10: the counter's low 4 bits in `[1]`, then `rumbleData(for: state)`, zero-padded.

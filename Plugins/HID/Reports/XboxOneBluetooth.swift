@@ -74,9 +74,6 @@ public enum XboxOneBluetooth: ControllerFamily {
     /// 1 s, within the 1.5 s `rumbleDuration` each report asks for.
     public static func refreshInterval(for transport: HIDTransport) -> Double? { 1.0 }
 
-    /// None.
-    public static func setupReports(for transport: HIDTransport, sequence: UInt8) -> [[UInt8]] { [] }
-
     /// No counter.
     public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { false }
 

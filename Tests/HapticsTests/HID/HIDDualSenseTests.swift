@@ -126,7 +126,30 @@ struct HIDDualSenseTests {
         #expect(DualSense.vibrationMode(productID: 0x0CE6, updateVersion: 0x0224) == .compatibleV2)
     }
 
-    @Test("no set-up, 10 ms spacing, no refresh")
+    @Test("set-up reads feature report 0x20 and its encoder takes the vibration mode from it; a missing or malformed one gives the compatible mode, with a note")
+    func setupChoosesMode() {
+        for transport in HIDTransport.allCases {
+            #expect(DualSense.setupPlan(for: transport, sequence: 0) == [.readFeature(id: 0x20, length: 64)])
+            let state = RumbleState(strong: 0.7, weak: 0.2)
+            let recent = firmwareReport(hardware: 1, firmware: 2, update: 0x0224, bluetooth: transport == .bluetooth)
+            let chosen = DualSense.encoder(transport: transport, productID: 0x0CE6, features: [0x20: recent])
+            #expect(chosen.note == nil)
+            #expect(chosen.report(state, sequence: 3) == DualSense.rumbleReport(state: state, transport: transport, sequence: 3, mode: .compatibleV2))
+            #expect(chosen.carriesSequence == (transport == .bluetooth))
+            let missing = DualSense.encoder(transport: transport, productID: 0x0CE6, features: [:])
+            #expect(missing.report(state, sequence: 3) == DualSense.rumbleReport(state: state, transport: transport, sequence: 3, mode: .compatible))
+            #expect(missing.note?.contains("could not be read") == true)
+            let malformed = DualSense.encoder(transport: transport, productID: 0x0CE6, features: [0x20: Array(recent.prefix(40))])
+            #expect(malformed.report(state, sequence: 3) == missing.report(state, sequence: 3))
+            #expect(malformed.note?.contains("malformed (40 bytes") == true)
+            // The Edge uses v2 whatever its firmware says.
+            #expect(
+                DualSense.encoder(transport: transport, productID: 0x0DF2, features: [:]).report(state, sequence: 3)
+                    == chosen.report(state, sequence: 3))
+        }
+    }
+
+    @Test("nothing written at set-up, 10 ms spacing, no refresh")
     func timing() {
         for transport in HIDTransport.allCases {
             #expect(DualSense.setupReports(for: transport, sequence: 0).isEmpty)

@@ -158,6 +158,32 @@ struct HIDSwitchProTests {
             ])
     }
 
+    @Test("set-up plan over USB: the bridge commands unpaced, answered by 0x81 echoing the command but the last; the sub-command paced, answered by 0x21 echoing 0x48 at byte 14")
+    func usbSetupPlan() {
+        let steps = SwitchPro.setupPlan(for: .usb, sequence: 0)
+        let writes = steps.compactMap { step -> (paced: Bool, answer: InputMatch?)? in
+            if case .write(_, let paced, let answer) = step { (paced, answer) } else { nil }
+        }
+        #expect(writes.count == steps.count && writes.count == 5)
+        #expect(writes.map(\.paced) == [false, false, false, false, true])
+        #expect(
+            writes.map(\.answer) == [
+                InputMatch(reportID: 0x81, offset: 1, value: 0x02), InputMatch(reportID: 0x81, offset: 1, value: 0x03),
+                InputMatch(reportID: 0x81, offset: 1, value: 0x02), nil, InputMatch(reportID: 0x21, offset: 14, value: 0x48),
+            ])
+        // What the kernel's answers look like (hid-nintendo.c: 0x81 <command>; 0x21 … with the
+        // sub-command id echoed at byte 14), and what they must not be taken for.
+        #expect(writes[0].answer?.matches([0x81, 0x02, 0x00]) == true)
+        #expect(writes[0].answer?.matches([0x81, 0x03]) == false)
+        #expect(writes[0].answer?.matches([0x81]) == false)
+        var answer = [UInt8](repeating: 0, count: 49)
+        answer[0] = 0x21
+        answer[14] = 0x48
+        #expect(writes[4].answer?.matches(answer) == true)
+        #expect(writes[4].answer?.matches(Array(answer.prefix(14))) == false)
+        #expect(SwitchPro.setupPlan(for: .bluetooth, sequence: 0).count == 1)
+    }
+
     @Test("set-up over Bluetooth: only enable vibration, with neutral rumble riding along")
     func bluetoothSetup() {
         #expect(
