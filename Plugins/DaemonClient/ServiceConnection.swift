@@ -6,20 +6,17 @@ import HapticsBus
 import HapticsSupport
 import Synchronization
 
-/// The service's names, as the client sees them.
+/// The service's names, as the client sees them (spelled once, in HapticsBus).
 enum Service {
-    static let busName = "org.swifthaptics.Haptics1"
-    static let path = "/org/swifthaptics/Haptics1"
-    static let interface = "org.swifthaptics.Haptics1"
-    static let playerPrefix = "/org/swifthaptics/Haptics1/player/"
-    static let playerInterface = "org.swifthaptics.Haptics1.Player"
+    static let busName = HapticsServiceName.bus
+    static let path = HapticsServiceName.objectPath
+    static let interface = HapticsServiceName.interface
+    static let playerInterface = HapticsServiceName.playerInterface
 
-    static func playerPath(_ id: UInt64) -> String { playerPrefix + String(id) }
+    static func playerPath(_ id: UInt64) -> String { HapticsServiceName.playerPath(id) }
 
-    static func playerID(_ path: String) -> UInt64 {
-        guard path.hasPrefix(playerPrefix) else { return 0 }
-        return UInt64(path.dropFirst(playerPrefix.count)) ?? 0
-    }
+    /// The id in a player path; 0 (no player) for anything else.
+    static func playerID(_ path: String) -> UInt64 { HapticsServiceName.playerID(fromPath: path) ?? 0 }
 }
 
 /// Something the service said that the host hears after the lock is released.

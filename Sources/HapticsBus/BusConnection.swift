@@ -139,13 +139,6 @@ public final class BusConnection: @unchecked Sendable {
         return BusMessage(adopting: reply)
     }
 
-    /// Sends `call` without waiting: `callback` runs with the reply (or the error) from a later
-    /// ``process()`` or event-loop dispatch, with `userdata`. The pending call belongs to the connection.
-    public func callAsync(_ call: BusMessage, callback: BusMessageHandler, userdata: UnsafeMutableRawPointer?, timeout: Double = 0) throws(BusError) {
-        let rc = sd_bus_call_async(pointer, nil, call.pointer, callback, userdata, timeout > 0 ? UInt64(timeout * 1e6) : 0)
-        guard rc >= 0 else { throw .system("calling \(call.member ?? "?")", code: rc) }
-    }
-
     /// Calls `member` and returns the reply (see ``call(_:timeout:)``).
     public func call(
         destination: String, path: String, interface: String, member: String, timeout: Double = 0,

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CHapticsSystem
 import CHapticsdInterfaces
-import CSystemd
+import CSystemd  // sd_notify (the service manager, not the bus)
 import Haptics
 import HapticsBus
 import HapticsSupport
@@ -173,14 +173,14 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
         devices.start()
         do {
-            try bus.requestName(HAPTICSD_BUS_NAME)
+            try bus.requestName(HapticsServiceName.bus)
         } catch {
             let hint = error.errno == EEXIST ? " (is hapticsd already running?)" : ""
-            throw DaemonStartError("cannot own \(HAPTICSD_BUS_NAME): \(error.message)\(hint)")
+            throw DaemonStartError("cannot own \(HapticsServiceName.bus): \(error.message)\(hint)")
         }
         if wantsFeedbackd {
             do {
-                try bus.requestName(HAPTICSD_FEEDBACK_BUS_NAME)
+                try bus.requestName(FeedbackdServiceName.bus)
                 servesFeedbackd = true
             } catch {
                 logger.warning("not serving feedbackd's interface: \(error.message) (stop feedbackd to let hapticsd serve its clients)")
@@ -211,9 +211,9 @@ public final class HapticsDaemon: @unchecked Sendable {
         case .always: return true
         case .auto:
             do {
-                guard try bus.isActivatable(HAPTICSD_FEEDBACK_BUS_NAME) else { return true }
+                guard try bus.isActivatable(FeedbackdServiceName.bus) else { return true }
                 logger.notice(
-                    "not serving feedbackd's interface: the bus starts another service for \(HAPTICSD_FEEDBACK_BUS_NAME) (feedbackd is installed); hapticsd --feedbackd always serves it regardless")
+                    "not serving feedbackd's interface: the bus starts another service for \(FeedbackdServiceName.bus) (feedbackd is installed); hapticsd --feedbackd always serves it regardless")
                 return false
             } catch {
                 logger.warning("cannot list the bus's activatable names (\(error.message)); serving feedbackd's interface if it is free")
@@ -225,9 +225,9 @@ public final class HapticsDaemon: @unchecked Sendable {
     private func registerInterfaces() throws(DaemonStartError) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         do {
-            try bus.addObject(path: HAPTICSD_OBJECT_PATH, interface: HAPTICSD_INTERFACE, vtable: hapticsd_manager_vtable(), userdata: userdata)
+            try bus.addObject(path: HapticsServiceName.objectPath, interface: HapticsServiceName.interface, vtable: hapticsd_manager_vtable(), userdata: userdata)
             try bus.addFallback(
-                prefix: HAPTICSD_PLAYER_PREFIX, interface: HAPTICSD_PLAYER_INTERFACE, vtable: hapticsd_player_vtable(),
+                prefix: HapticsServiceName.playerPrefix, interface: HapticsServiceName.playerInterface, vtable: hapticsd_player_vtable(),
                 find: { _, path, _, userdata, found, _ in
                     // Every well-formed player path is served; handlers say UnknownPlayer for ids not in use.
                     guard let path, PlayerRegistry.id(fromPath: String(cString: path)) != nil else { return 0 }
@@ -235,7 +235,7 @@ public final class HapticsDaemon: @unchecked Sendable {
                     return 1
                 }, userdata: userdata)
             try bus.addNodeEnumerator(
-                path: HAPTICSD_PLAYER_PREFIX,
+                path: HapticsServiceName.playerPrefix,
                 enumerate: { _, _, userdata, nodes, _ in
                     let daemon = Unmanaged<HapticsDaemon>.fromOpaque(userdata!).takeUnretainedValue()
                     let paths = daemon.players.records.keys.sorted().map { PlayerRegistry.path(for: $0) }
@@ -248,9 +248,9 @@ public final class HapticsDaemon: @unchecked Sendable {
                 }, userdata: userdata)
             if wantsFeedbackd {
                 try bus.addObject(
-                    path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_INTERFACE, vtable: hapticsd_feedback_vtable(), userdata: userdata)
+                    path: FeedbackdServiceName.objectPath, interface: FeedbackdServiceName.interface, vtable: hapticsd_feedback_vtable(), userdata: userdata)
                 try bus.addObject(
-                    path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_HAPTIC_INTERFACE, vtable: hapticsd_feedback_haptic_vtable(),
+                    path: FeedbackdServiceName.objectPath, interface: FeedbackdServiceName.hapticInterface, vtable: hapticsd_feedback_haptic_vtable(),
                     userdata: userdata)
             }
         } catch {
@@ -455,10 +455,10 @@ public final class HapticsDaemon: @unchecked Sendable {
                 record.released = true
                 players.stop(record, reason: "device-lost")
             }
-            emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "DeviceRemoved") { writer throws(BusError) in try writer.string(owned.id) }
+            emitSignal(HapticsServiceName.objectPath, HapticsServiceName.interface, "DeviceRemoved") { writer throws(BusError) in try writer.string(owned.id) }
         }
         for owned in added {
-            emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "DeviceAdded") { writer throws(BusError) in
+            emitSignal(HapticsServiceName.objectPath, HapticsServiceName.interface, "DeviceAdded") { writer throws(BusError) in
                 try writer.string(owned.id)
                 try writer.dictionary(details(owned))
             }
@@ -493,14 +493,14 @@ public final class HapticsDaemon: @unchecked Sendable {
 
     func emitEnded(_ record: PlayerRecord, reason: String) {
         // Unicast: only the player's owner hears of it, so a busy service does not broadcast every end to every client.
-        emitSignal(HAPTICSD_OBJECT_PATH, HAPTICSD_INTERFACE, "Ended", to: record.owner) { writer throws(BusError) in
+        emitSignal(HapticsServiceName.objectPath, HapticsServiceName.interface, "Ended", to: record.owner) { writer throws(BusError) in
             try writer.objectPath(record.path)
             try writer.string(reason)
         }
     }
 
     func emitFeedbackEnded(_ id: UInt32, _ reason: FeedbackManager.EndReason) {
-        emitSignal(HAPTICSD_FEEDBACK_OBJECT_PATH, HAPTICSD_FEEDBACK_INTERFACE, "FeedbackEnded") { writer throws(BusError) in
+        emitSignal(FeedbackdServiceName.objectPath, FeedbackdServiceName.interface, "FeedbackEnded") { writer throws(BusError) in
             try writer.uint32(id)
             try writer.uint32(reason.wireValue)
         }
@@ -518,7 +518,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
     }
 
-    func emitPropertiesChanged(_ names: [String], path: String = HAPTICSD_OBJECT_PATH, interface: String = HAPTICSD_INTERFACE) {
+    func emitPropertiesChanged(_ names: [String], path: String = HapticsServiceName.objectPath, interface: String = HapticsServiceName.interface) {
         do { try bus.emitPropertiesChanged(path: path, interface: interface, names: names) } catch {
             logger.warning("cannot emit PropertiesChanged(\(names.joined(separator: ", "))): \(error)")
         }

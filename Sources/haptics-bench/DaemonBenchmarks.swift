@@ -40,7 +40,7 @@ enum DaemonBenchmarks {
             let generators = ["in-process": ImpactFeedbackGenerator(style: .medium, engine: localEngine), "library": ImpactFeedbackGenerator(style: .medium, engine: remoteEngine)]
             let bare = try BusConnection(.address(bus.address))
             func bareCall(_ member: String, _ arguments: [BusValue]) throws {
-                _ = try bare.call(destination: "org.swifthaptics.Haptics1", path: "/org/swifthaptics/Haptics1", interface: "org.swifthaptics.Haptics1", member: member) {
+                _ = try bare.call(destination: HapticsServiceName.bus, path: HapticsServiceName.objectPath, interface: HapticsServiceName.interface, member: member) {
                     writer throws(BusError) in for argument in arguments { try writer.append(argument) }
                 }
                 while try bare.process() {}
@@ -128,7 +128,7 @@ enum DaemonBenchmarks {
         let ramp = try HapticPattern(
             events: [HapticEvent(eventType: .hapticContinuous, parameters: [.init(parameterID: .hapticIntensity, value: 1)], relativeTime: 0, duration: 1)],
             parameterCurves: [HapticParameterCurve(parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.2), .init(relativeTime: 1, value: 1)])])
-        _ = try bus.call(destination: "org.swifthaptics.Haptics1", path: "/org/swifthaptics/Haptics1", interface: "org.swifthaptics.Haptics1", member: "PlayPattern") {
+        _ = try bus.call(destination: HapticsServiceName.bus, path: HapticsServiceName.objectPath, interface: HapticsServiceName.interface, member: "PlayPattern") {
             writer throws(BusError) in
             try writer.string("org.swifthaptics.bench.Killed")
             try writer.string("recording:lra")
@@ -181,7 +181,7 @@ enum DaemonBenchmarks {
                     let sent = Monotonic.now()
                     do {
                         let reply = try connection.call(
-                            destination: "org.swifthaptics.Haptics1", path: "/org/swifthaptics/Haptics1", interface: "org.swifthaptics.Haptics1", member: "PlayEffect"
+                            destination: HapticsServiceName.bus, path: HapticsServiceName.objectPath, interface: HapticsServiceName.interface, member: "PlayEffect"
                         ) { writer throws(BusError) in
                             try writer.string(app)
                             try writer.string(device)
@@ -312,7 +312,7 @@ final class PrivateBus {
         try process.run()
         let probe = try BusConnection(.address(address))
         for _ in 0..<400 {
-            if (try? probe.owner(of: "org.swifthaptics.Haptics1")) ?? nil != nil { return process }
+            if (try? probe.owner(of: HapticsServiceName.bus)) ?? nil != nil { return process }
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw BenchError("hapticsd did not start on \(address)")
@@ -329,7 +329,7 @@ final class PrivateBus {
     func statistics() throws -> [(key: String, value: BusValue)] {
         let connection = try BusConnection(.address(address))
         let reply = try connection.call(
-            destination: "org.swifthaptics.Haptics1", path: "/org/swifthaptics/Haptics1", interface: "org.swifthaptics.Haptics1", member: "GetStatistics")
+            destination: HapticsServiceName.bus, path: HapticsServiceName.objectPath, interface: HapticsServiceName.interface, member: "GetStatistics")
         return try reply.reader.dictionary()
     }
 }

@@ -1,4 +1,3 @@
-import CSystemd
 import HapticsBus
 
 /// Follows the clients that started something (a player, a feedbackd event) with `sd_bus_track`:
@@ -6,28 +5,13 @@ import HapticsBus
 /// ``onLeft`` runs at once, so what the client started is stopped. Nothing is guessed from
 /// timeouts. Main thread only.
 final class ClientTracker {
-    /// One tracked client: the handler's way back to its name.
-    final class Client {
-        let name: String
-        weak var tracker: ClientTracker?
-        var track: OpaquePointer?
-        init(name: String, tracker: ClientTracker) {
-            self.name = name
-            self.tracker = tracker
-        }
-    }
-
     private let bus: BusConnection
-    private var clients: [String: Client] = [:]
+    private var clients: [String: BusPeerTrack] = [:]
     /// Called on the main thread with the unique name of a client that left the bus.
     var onLeft: ((String) -> Void)?
 
     init(bus: BusConnection) {
         self.bus = bus
-    }
-
-    deinit {
-        for client in clients.values { client.track.map { _ = sd_bus_track_unref($0) } }
     }
 
     /// How many clients are followed.
@@ -44,17 +28,16 @@ final class ClientTracker {
     func follow(_ message: BusMessage) -> Bool {
         guard let sender = message.sender else { return true }
         guard clients[sender] == nil else { return true }
-        let client = Client(name: sender, tracker: self)
-        var track: OpaquePointer?
-        let created = sd_bus_track_new(bus.pointer, &track, { _, userdata in
-            let client = Unmanaged<ClientTracker.Client>.fromOpaque(userdata!).takeUnretainedValue()
-            client.tracker?.left(client.name)
-            return 0
-        }, Unmanaged.passUnretained(client).toOpaque())
-        guard created >= 0, let track else { return true }
-        client.track = track
-        clients[sender] = client
-        guard sd_bus_track_add_sender(track, message.pointer) >= 0 else {
+        let track: BusPeerTrack
+        do {
+            track = try BusPeerTrack(bus: bus) { [weak self] in self?.left(sender) }
+        } catch {
+            return true
+        }
+        clients[sender] = track
+        do {
+            try track.add(senderOf: message)
+        } catch {
             left(sender)
             return false
         }
@@ -62,23 +45,19 @@ final class ClientTracker {
             let query = try bus.methodCall(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner"
             ) { writer throws(BusError) in try writer.string(sender) }
-            try bus.callAsync(query, callback: { reply, userdata, _ in
-                let client = Unmanaged<ClientTracker.Client>.fromOpaque(userdata!).takeRetainedValue()
-                if let reply, sd_bus_message_is_method_error(reply, nil) > 0 { client.tracker?.left(client.name) }
-                return 0
-            }, userdata: Unmanaged.passRetained(client).toOpaque())
+            try bus.callAsync(query) { [weak self] reply in
+                if case .failure = reply { self?.left(sender) }
+            }
         } catch {
             // Without the check the track still reports a departure that happens from now on.
         }
         return true
     }
 
+    /// Forgets `name` and says it left (once: a later call finds nothing to forget).
     private func left(_ name: String) {
-        guard let client = clients.removeValue(forKey: name), client.track != nil else { return }
+        guard let track = clients.removeValue(forKey: name) else { return }
+        track.stop()
         onLeft?(name)
-        // sd-bus holds its own reference to the track while it runs this handler.
-        let track = client.track
-        client.track = nil
-        if let track { _ = sd_bus_track_unref(track) }
     }
 }

@@ -4,7 +4,7 @@ import HapticsBus
 /// `org.swifthaptics.Haptics1.Error.` and a message naming the field, the value and what is allowed.
 public enum DaemonError {
     /// The prefix of every error name.
-    public static let prefix = "org.swifthaptics.Haptics1.Error."
+    public static let prefix = HapticsServiceName.errorPrefix
 
     /// No device has this id (and no device is the default).
     public static func unknownDevice(_ query: String, available: [String]) -> BusError {

@@ -1,4 +1,3 @@
-import CHapticsdInterfaces
 import Haptics
 import HapticsBus
 
@@ -11,33 +10,27 @@ extension HapticsDaemon {
     static let vibrateMaximumItems = 10
     static let vibrateMaximumDurationMs: UInt32 = 10_000
 
-    func feedbackCall(_ call: BusMessage) throws(BusError) {
-        switch (call.interface ?? "", call.member ?? "") {
-        case (HAPTICSD_FEEDBACK_INTERFACE, "TriggerFeedback"):
-            statistics.calls += 1
-            do { try Self.asFeedbackdError { () throws(BusError) in try triggerFeedback(call) } } catch {
-                statistics.refuse(error)
-                throw error
-            }
-        case (HAPTICSD_FEEDBACK_INTERFACE, "EndFeedback"):
-            let id = try call.reader.uint32()
-            // As feedbackd: an id that already ended (or never existed) is not an error; the end races
-            // the call. Another client's event is treated as one that does not exist: only the
-            // connection that triggered an event may end it. FeedbackEnded goes out before the reply,
-            // as feedbackd sends it, so a client sees its event ended when its end call returns.
-            if let event = feedback.events[id], event.sender == call.sender {
-                endFeedbackEvent(event, reason: "stopped")
-            }
-            try reply(call)
-        case (HAPTICSD_FEEDBACK_HAPTIC_INTERFACE, "Vibrate"):
-            statistics.calls += 1
-            do { try Self.asFeedbackdError { () throws(BusError) in try vibrate(call) } } catch {
-                statistics.refuse(error)
-                throw error
-            }
-        default:
-            throw BusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member ?? "?")")
+    /// Counts a feedbackd play call (`TriggerFeedback`, `Vibrate`), and its refusal, its bad
+    /// arguments under feedbackd's error name.
+    func feedbackdCounted(_ body: () throws(BusError) -> Void) throws(BusError) {
+        statistics.calls += 1
+        do { try Self.asFeedbackdError(body) } catch {
+            statistics.refuse(error)
+            throw error
         }
+    }
+
+    /// `EndFeedback(u id)`.
+    func endFeedback(_ call: BusMessage) throws(BusError) {
+        let id = try call.reader.uint32()
+        // As feedbackd: an id that already ended (or never existed) is not an error; the end races
+        // the call. Another client's event is treated as one that does not exist: only the
+        // connection that triggered an event may end it. FeedbackEnded goes out before the reply,
+        // as feedbackd sends it, so a client sees its event ended when its end call returns.
+        if let event = feedback.events[id], event.sender == call.sender {
+            endFeedbackEvent(event, reason: "stopped")
+        }
+        try reply(call)
     }
 
     /// The errors of bad arguments, under the name feedbackd gives them (and libfeedback's clients
@@ -52,7 +45,7 @@ extension HapticsDaemon {
     }
 
     /// `TriggerFeedback(s app_id, s event, a{sv} hints, i timeout) → u id`.
-    private func triggerFeedback(_ call: BusMessage) throws(BusError) {
+    func triggerFeedback(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let app = try Validation.appID(arguments.string())
         let event = try Validation.eventName(arguments.string())
@@ -172,7 +165,7 @@ extension HapticsDaemon {
     /// `Vibrate(s app_id, a(du) pattern) → b`: (amplitude 0…1, duration ms) steps; an empty pattern
     /// stops the app's vibration. Refused (false) when the effective profile is below quiet or there
     /// is no device, as feedbackd does.
-    private func vibrate(_ call: BusMessage) throws(BusError) {
+    func vibrate(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let app = try Validation.appID(arguments.string())
         let steps = try arguments.array("(du)") { () throws(BusError) in
@@ -225,6 +218,6 @@ extension HapticsDaemon {
     /// The global profile changed: events whose feedback comes from a louder section end (feedbackd's rule).
     func profileChanged() {
         for event in feedback.events(above: policy.profile) { endFeedbackEvent(event, reason: "profile") }
-        emitPropertiesChanged(["Profile"], path: HAPTICSD_FEEDBACK_OBJECT_PATH, interface: HAPTICSD_FEEDBACK_INTERFACE)
+        emitPropertiesChanged(["Profile"], path: FeedbackdServiceName.objectPath, interface: FeedbackdServiceName.interface)
     }
 }

@@ -6,86 +6,122 @@ extension HapticsDaemon {
     /// The largest AHAP document a call may carry, in bytes.
     static let maximumAHAPBytes = 4 << 20
 
-    func managerCall(_ call: BusMessage) throws(BusError) {
-        let arguments = call.reader
-        switch call.member ?? "" {
-        case "ListDevices":
-            try reply(call) { writer throws(BusError) in
-                try writer.container("a", "(sa{sv})") { () throws(BusError) in
-                    for owned in devices.devices {
-                        try writer.container("r", "sa{sv}") { () throws(BusError) in
-                            try writer.string(owned.id)
-                            try writer.dictionary(details(owned))
-                        }
+    /// `ListDevices() → a(sa{sv}) devices`.
+    func listDevices(_ call: BusMessage) throws(BusError) {
+        try reply(call) { writer throws(BusError) in
+            try writer.container("a", "(sa{sv})") { () throws(BusError) in
+                for owned in devices.devices {
+                    try writer.container("r", "sa{sv}") { () throws(BusError) in
+                        try writer.string(owned.id)
+                        try writer.dictionary(details(owned))
                     }
                 }
             }
-        case "GetDevice":
-            let query = try arguments.string()
-            let owned: OwnedDevice
-            if query.isEmpty {
-                guard let chosen = devices.defaultDevice else { throw DaemonError.unknownDevice("(the default device)", available: devices.devices.map(\.id)) }
-                owned = chosen
-            } else {
-                guard let found = devices.devices.first(where: { $0.id == query }) else {
-                    throw DaemonError.unknownDevice(query, available: devices.devices.map(\.id))
-                }
-                owned = found
-            }
-            try reply(call) { writer throws(BusError) in try writer.dictionary(details(owned)) }
-        case "ListEffects":
-            try reply(call) { writer throws(BusError) in
-                try writer.container("a", "(sss)") { () throws(BusError) in
-                    for effect in FeedbackEffect.vocabulary {
-                        try writer.append(.structure([.string(effect.name), .string(effect.family.rawValue), .string(effect.kind)]))
-                    }
-                }
-            }
-        case "Prepare":
-            _ = try Validation.appID(arguments.string())
-            let owned = try devices.resolve(arguments.string())
-            owned.device?.prepare()
-            try reply(call)
-        case "PlayEffect":
-            try counted { () throws(BusError) in try playEffect(call) }
-        case "PlayPattern":
-            try counted { () throws(BusError) in try playPattern(call) }
-        case "CreatePlayer":
-            try counted { () throws(BusError) in try createPlayer(call) }
-        case "StopAll":
-            if let sender = call.sender {
-                for record in players.records(ownedBy: sender) { players.stop(record, reason: "stopped") }
-            }
-            try reply(call)
-        case "SetAppPolicy":
-            let app = try Validation.appID(arguments.string())
-            let entries = try arguments.dictionary()
-            let appPolicy = try PolicyStore.appPolicy(from: entries)
-            let setter = try authorizeAppPolicy(call.sender, app: app)
-            guard appPolicy.isDefault || policy.apps[app] != nil || policy.apps.count < PolicyStore.maximumAppPolicies else {
-                throw DaemonError.invalidArgument(
-                    "app_id", "settings are kept for \(PolicyStore.maximumAppPolicies) apps already; reset one (an empty policy) to make room")
-            }
-            policy.apps[app] = appPolicy.isDefault ? nil : appPolicy
-            appPolicyOwners[app] = appPolicy.isDefault ? nil : setter
-            applyAppPolicy(app)
-            try reply(call)
-            emitPropertiesChanged(["AppPolicies"])
-        case "GetAppPolicy":
-            let app = try Validation.appID(arguments.string())
-            try reply(call) { writer throws(BusError) in try writer.dictionary(effectivePolicy(app)) }
-        case "GetStatistics":
-            let entries = statistics.entries(
-                players: players.records.count, clients: clients.count, guards: guards.count, devices: devices.devices.count,
-                uptime: HapticInstant.monotonicNow().seconds(since: started))
-            try reply(call) { writer throws(BusError) in try writer.dictionary(entries) }
-        default:
-            throw BusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member ?? "?")")
         }
     }
 
+    /// `GetDevice(s device) → a{sv} details`; an empty id means the default device.
+    func getDevice(_ call: BusMessage) throws(BusError) {
+        let query = try call.reader.string()
+        let owned: OwnedDevice
+        if query.isEmpty {
+            guard let chosen = devices.defaultDevice else { throw DaemonError.unknownDevice("(the default device)", available: devices.devices.map(\.id)) }
+            owned = chosen
+        } else {
+            guard let found = devices.devices.first(where: { $0.id == query }) else {
+                throw DaemonError.unknownDevice(query, available: devices.devices.map(\.id))
+            }
+            owned = found
+        }
+        try reply(call) { writer throws(BusError) in try writer.dictionary(details(owned)) }
+    }
+
+    /// `ListEffects() → a(sss) effects`: name, family, kind.
+    func listEffects(_ call: BusMessage) throws(BusError) {
+        try reply(call) { writer throws(BusError) in
+            try writer.container("a", "(sss)") { () throws(BusError) in
+                for effect in FeedbackEffect.vocabulary {
+                    try writer.append(.structure([.string(effect.name), .string(effect.family.rawValue), .string(effect.kind)]))
+                }
+            }
+        }
+    }
+
+    /// `GetCapabilities() → a{sv} capabilities`: what this service takes, so a client can stay
+    /// within it instead of learning each bound from a refusal.
+    func getCapabilities(_ call: BusMessage) throws(BusError) {
+        try reply(call) { writer throws(BusError) in try writer.dictionary(capabilities()) }
+    }
+
+    /// The entries of `GetCapabilities` (Docs/Daemon.md lists them with their units).
+    func capabilities() -> [(key: String, value: BusValue)] {
+        [
+            ("version", .string(Self.version)),
+            ("max-pattern-bytes", .uint32(UInt32(Self.maximumAHAPBytes))),
+            ("max-calls-per-second", .uint32(UInt32(clamping: options.maxCallsPerSecond))),
+            ("max-parse-bytes-per-second", .uint32(UInt32(clamping: limiter.byteLimit))),
+            ("max-players-per-client", .uint32(UInt32(clamping: options.maxPlayersPerClient))),
+            ("max-elements-per-client", .uint32(UInt32(clamping: options.maxElementsPerClient))),
+            ("max-curve-points", .uint32(UInt32(HapticParameterCurve.maximumControlPoints))),
+            ("parameters", .strings(HapticDynamicParameter.ID.allCases.map(\.rawValue))),
+            ("effects", .uint32(UInt32(FeedbackEffect.vocabulary.count))),
+            ("feedbackd", .bool(servesFeedbackd)),
+            ("vibrate-max-items", .uint32(UInt32(Self.vibrateMaximumItems))),
+            ("vibrate-max-duration-ms", .uint32(Self.vibrateMaximumDurationMs)),
+        ]
+    }
+
+    /// `Prepare(s app_id, s device)`: wakes the device ahead of a play.
+    func prepare(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        _ = try Validation.appID(arguments.string())
+        let owned = try devices.resolve(arguments.string())
+        owned.device?.prepare()
+        try reply(call)
+    }
+
+    /// `StopAll()`: stops every player of the caller.
+    func stopAll(_ call: BusMessage) throws(BusError) {
+        if let sender = call.sender {
+            for record in players.records(ownedBy: sender) { players.stop(record, reason: "stopped") }
+        }
+        try reply(call)
+    }
+
+    /// `SetAppPolicy(s app_id, a{sv} policy)`; an empty policy resets the app's.
+    func setAppPolicy(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let app = try Validation.appID(arguments.string())
+        let entries = try arguments.dictionary()
+        let appPolicy = try PolicyStore.appPolicy(from: entries)
+        let setter = try authorizeAppPolicy(call.sender, app: app)
+        guard appPolicy.isDefault || policy.apps[app] != nil || policy.apps.count < PolicyStore.maximumAppPolicies else {
+            throw DaemonError.invalidArgument(
+                "app_id", "settings are kept for \(PolicyStore.maximumAppPolicies) apps already; reset one (an empty policy) to make room")
+        }
+        policy.apps[app] = appPolicy.isDefault ? nil : appPolicy
+        appPolicyOwners[app] = appPolicy.isDefault ? nil : setter
+        applyAppPolicy(app)
+        try reply(call)
+        emitPropertiesChanged(["AppPolicies"])
+    }
+
+    /// `GetAppPolicy(s app_id) → a{sv} policy`: the app's effective settings.
+    func getAppPolicy(_ call: BusMessage) throws(BusError) {
+        let app = try Validation.appID(call.reader.string())
+        try reply(call) { writer throws(BusError) in try writer.dictionary(effectivePolicy(app)) }
+    }
+
+    /// `GetStatistics() → a{sv} statistics`.
+    func getStatistics(_ call: BusMessage) throws(BusError) {
+        let entries = statistics.entries(
+            players: players.records.count, clients: clients.count, guards: guards.count, devices: devices.devices.count,
+            uptime: HapticInstant.monotonicNow().seconds(since: started))
+        try reply(call) { writer throws(BusError) in try writer.dictionary(entries) }
+    }
+
     /// Counts a play call, and its refusal when it throws.
-    private func counted(_ body: () throws(BusError) -> Void) throws(BusError) {
+    func counted(_ body: () throws(BusError) -> Void) throws(BusError) {
         statistics.calls += 1
         do { try body() } catch {
             statistics.refuse(error)
@@ -105,7 +141,7 @@ extension HapticsDaemon {
     }
 
     /// `PlayEffect(s app_id, s device, s effect, d intensity) → (o player, s disposition)`.
-    private func playEffect(_ call: BusMessage) throws(BusError) {
+    func playEffect(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string(), name = try arguments.string()
         let rawIntensity = try arguments.double()
@@ -213,7 +249,7 @@ extension HapticsDaemon {
     }
 
     /// `PlayPattern(s app_id, s device, s ahap, d intensity, a{sv} options) → o player`.
-    private func playPattern(_ call: BusMessage) throws(BusError) {
+    func playPattern(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string()
         // Admission before work: the app id, the device, the caller's rate, players and parse
@@ -276,7 +312,7 @@ extension HapticsDaemon {
     }
 
     /// `CreatePlayer(s app_id, s device, s ahap) → o player`: made, not started.
-    private func createPlayer(_ call: BusMessage) throws(BusError) {
+    func createPlayer(_ call: BusMessage) throws(BusError) {
         let arguments = call.reader
         let rawApp = try arguments.string(), query = try arguments.string()
         let (app, owned, sender) = try admit(call, app: rawApp, device: query)

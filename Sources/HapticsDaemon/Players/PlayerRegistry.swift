@@ -5,8 +5,6 @@ import Logging
 /// Every player hapticsd runs, by handle. Confined to the main thread; the engines' completion
 /// handlers (on their scheduler thread) hand each end over through the ``WakeupQueue``.
 final class PlayerRegistry {
-    static let prefix = "/org/swifthaptics/Haptics1/player"
-
     private(set) var records: [UInt64: PlayerRecord] = [:]
     private var nextID: UInt64 = 1
     private let queue: WakeupQueue
@@ -19,15 +17,10 @@ final class PlayerRegistry {
         self.logger = logger
     }
 
-    static func path(for id: UInt64) -> String { "\(prefix)/\(id)" }
+    static func path(for id: UInt64) -> String { HapticsServiceName.playerPath(id) }
 
     /// The id in a player path, if it is one.
-    static func id(fromPath path: String) -> UInt64? {
-        guard path.hasPrefix(prefix + "/") else { return nil }
-        let tail = path.dropFirst(prefix.count + 1)
-        guard !tail.isEmpty, tail.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), tail.first != "0" else { return nil }
-        return UInt64(tail)
-    }
+    static func id(fromPath path: String) -> UInt64? { HapticsServiceName.playerID(fromPath: path) }
 
     /// A fresh id (a path not yet in use).
     func allocateID() -> UInt64 {

@@ -74,6 +74,24 @@ struct DaemonManagerTests {
         #expect(intervals["impact"] == 0.03 && intervals["selection"] == 0.02)
     }
 
+    @Test("GetCapabilities states the bounds the service enforces, as its options set them; gdbus reads it too")
+    func capabilities() throws {
+        let rig = try DaemonRig(arguments: ["--max-players", "7", "--max-calls-per-second", "50"])
+        let capabilities = try #require(try rig.call("GetCapabilities").first as? [String: Any])
+        func value(_ key: String) -> Any? { (capabilities[key] as? [String: Any])?["data"] }
+        #expect(value("version") as? String == "1.0")
+        #expect(value("max-players-per-client") as? Int == 7)
+        #expect(value("max-calls-per-second") as? Int == 50)
+        #expect(value("max-pattern-bytes") as? Int == 4 << 20)
+        #expect(value("max-curve-points") as? Int == HapticParameterCurve.maximumControlPoints)
+        #expect(value("effects") as? Int == FeedbackEffect.vocabulary.count)
+        #expect((value("parameters") as? [String]) == HapticDynamicParameter.ID.allCases.map(\.rawValue))
+        #expect(value("vibrate-max-items") as? Int == 10)
+        #expect(value("vibrate-max-duration-ms") as? Int == 10_000)
+        let (status, output) = try rig.gdbus("GetCapabilities", [])
+        #expect(status == 0 && output.contains("'max-players-per-client': <uint32 7>"), "\(output)")
+    }
+
     @Test("PlayEffect from busctl plays exactly the frames the in-process renderer gives, and a tap plays out after busctl exits")
     func playEffect() throws {
         let rig = try DaemonRig()
