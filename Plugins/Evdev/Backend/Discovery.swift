@@ -49,7 +49,7 @@ struct DiscoveredInput: Sendable {
         if case .unusable(let reason) = strategy {
             unavailable = "\(id): \(facts.eventNode) (\(name)) has \(reason)"
         } else if faccessat(AT_FDCWD, facts.eventNode, R_OK | W_OK, AT_EACCESS) != 0, errno == EACCES || errno == EPERM {
-            unavailable = EvdevBackend.permissionMessage(id: id, path: facts.eventNode, name: name)
+            unavailable = EvdevBackend.udevRule.permissionMessage(id: id, node: facts.eventNode, name: name)
         }
         var spec = DeviceSpec(
             id: id, name: name, actuator: strategy == .dualRumble ? HAPTICS_ACTUATOR_DUAL_RUMBLE : Self.kind(traits.actuator),
@@ -118,7 +118,7 @@ enum Discovery {
         var pending: Bool
         /// Scans are numbered in the order they start, process-wide (see the `hid` backend).
         var generation: UInt64
-        /// ``UdevMonitor/eventCount`` when the scan started.
+        /// ``EvdevBackend/monitor`` (its event count) when the scan started.
         var eventsBefore: UInt64
     }
 
@@ -128,10 +128,10 @@ enum Discovery {
     static let latest = Mutex<Scan?>(nil)
 
     /// The newest scan, if it still holds: no input or HID uevent arrived since it started (the
-    /// monitor watches, see ``UdevMonitor/eventCount``). A device pending then is still pending: the
+    /// monitor watches, see ``EvdevBackend/monitor`` (its event count)). A device pending then is still pending: the
     /// end of its driver's probe is the HID device's "bind" uevent, which counts.
     static func current() -> Scan? {
-        let monitor = UdevMonitor.shared
+        let monitor = EvdevBackend.monitor
         guard monitor.isWatching.load(ordering: .acquiring), let scan = latest.withLock({ $0 }),
             scan.eventsBefore == monitor.eventCount.load(ordering: .acquiring)
         else { return nil }
@@ -141,7 +141,7 @@ enum Discovery {
     /// Scans every `input` device named `event*` whose input device has force feedback.
     static func scan() throws(BackendFailure) -> Scan {
         let generation = generations.add(1, ordering: .relaxed).newValue
-        let eventsBefore = UdevMonitor.shared.eventCount.load(ordering: .acquiring)
+        let eventsBefore = EvdevBackend.monitor.eventCount.load(ordering: .acquiring)
         guard let udev = udev_new() else {
             throw BackendFailure(code: ENOMEM, "evdev: udev_new failed (out of memory)")
         }

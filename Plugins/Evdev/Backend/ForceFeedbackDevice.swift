@@ -67,7 +67,7 @@ import Glibc
 /// answers at once: its frames go out directly, or, while the worker is busy, newest state wins.)
 /// A backlog older than ``maximumLag`` collapses to its newest state, so a driver that stalls is
 /// not replayed from the past. `close` discards the line: it stops at once.
-final class ForceFeedbackDevice: DeviceDriver {
+final class ForceFeedbackDevice: DeviceDriver, LosableDevice {
     /// How far behind the host the delay line may fall before it keeps only its newest state, ns.
     static let maximumLag: UInt64 = 250_000_000
 
@@ -194,7 +194,7 @@ final class ForceFeedbackDevice: DeviceDriver {
         }
         // The worker is told about the awake device by the first play (see `submit`), not here: a
         // wake-up now would compete for the CPU with the trigger that usually follows at once.
-        WakeLatencies.shared.record(input, nanoseconds: Monotonic.now() - started)
+        EvdevBackend.wakeLatencies.record(input.id, nanoseconds: Monotonic.now() - started)
     }
 
     func sleep() throws(BackendFailure) {
@@ -281,7 +281,7 @@ final class ForceFeedbackDevice: DeviceDriver {
         }
         shared.broadcast()
         worker.join()
-        backend.closed(self)
+        backend.registry.closed(self)
     }
 
     /// Marks the device gone (its input device disappeared, or a call failed with ENODEV): the worker

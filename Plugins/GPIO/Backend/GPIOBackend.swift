@@ -41,9 +41,10 @@ final class GPIOBackend: BackendDriver {
     let watchdog: Watchdog
     private let shared = Mutex(Shared())
 
+    /// Wake latencies measured at this instance's opens (each open measures one).
+    private let wakeLatencies = WakeLatencyBook()
+
     private struct Shared {
-        /// Wake latencies measured at this instance's opens, by device id, in nanoseconds.
-        var measured: [String: UInt64] = [:]
         /// Devices open in this instance.
         var open: [String: WeakDevice] = [:]
     }
@@ -78,14 +79,14 @@ final class GPIOBackend: BackendDriver {
 
     /// One device per actuator, and one unavailable listing per board file that could not be used
     /// (its error is the reason), so one bad file neither hides the other boards nor goes unseen.
-    /// Touches no hardware: the wake latency is the one measured at this instance's last open, else
-    /// the documented estimate (``documentedWakeLatency(_:)``).
+    /// Touches no hardware: the wake latency is the worst measured at this instance's last four
+    /// opens, else the documented estimate (``documentedWakeLatency(_:)``).
     func devices() -> [DeviceSpec] {
         let found = actuators()
         let good = found.actuators.map { entry in
             let id = entry.board.deviceID(of: entry.config)
-            let measured = shared.withLock { $0.measured[id] }
-            return Self.spec(board: entry.board, config: entry.config, wakeLatency: measured ?? Self.documentedWakeLatency(entry.config))
+            let latency = wakeLatencies.latency(for: id, estimate: Self.documentedWakeLatency(entry.config))
+            return Self.spec(board: entry.board, config: entry.config, wakeLatency: latency)
         }
         return good + found.failures.map(Self.unusableBoard)
     }
@@ -115,10 +116,8 @@ final class GPIOBackend: BackendDriver {
         let device = GPIODevice(hardware: hardware, services: services, watchdog: watchdog) { [weak self] in
             _ = self?.shared.withLock { $0.open.removeValue(forKey: deviceID) }
         }
-        shared.withLock { shared in
-            shared.measured[deviceID] = latency
-            shared.open[deviceID] = WeakDevice(device: device)
-        }
+        wakeLatencies.record(deviceID, nanoseconds: latency)
+        shared.withLock { $0.open[deviceID] = WeakDevice(device: device) }
         return device
     }
 

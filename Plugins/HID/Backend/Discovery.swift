@@ -52,7 +52,7 @@ struct DiscoveredGamepad: Sendable {
             channels: family.channels.map(Self.channelSpec),
             minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds,
             physicalID: physicalID, preference: Self.preference,
-            unavailableReason: denied ? HIDBackend.permissionMessage(id: id, path: path, name: name) : nil)
+            unavailableReason: denied ? HIDBackend.udevRule.permissionMessage(id: id, node: path, name: name) : nil)
     }
 
     /// Typical frequencies of a gamepad's grip motors at full speed, in Hz: a large eccentric mass

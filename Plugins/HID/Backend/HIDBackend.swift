@@ -2,7 +2,6 @@ import CHapticsABI
 import HIDReports
 import HapticsPluginKit
 import HapticsStopGuard
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -50,7 +49,7 @@ public func hidBackendFill(
 ///
 /// One writer thread per open device (``HIDGamepad``), coalescing to the newest state with the
 /// family's spacing and refresh (``WriteSchedule``). Idle closes the node; `wake` opens it and runs
-/// the controller's set-up (``ControllerSetup``). One process-wide ``HotplugMonitor`` (inotify on
+/// the controller's set-up (``ControllerSetup``). One process-wide ``HIDBackend/monitor`` (inotify on
 /// `/dev`) rescans on changes and reports `HAPTICS_EVENT_DEVICE_ADDED` / `_REMOVED`; an open device
 /// whose node disappears, or whose write fails with ENODEV, fails every later call with `-ENODEV`,
 /// which the host reports as device lost. A replugged controller comes back with the same id.
@@ -59,126 +58,65 @@ public func hidBackendFill(
 ///
 /// hidraw nodes belong to root (mode 0600) unless a udev rule says otherwise. Opening one without
 /// access fails with `-EACCES` and a message naming the node, the rule file
-/// `Hardware/udev/70-haptics-gamepads.rules` and how to install it (``HIDBackend/permissionMessage``).
+/// `Hardware/udev/70-haptics-gamepads.rules` and how to install it (``HIDBackend/udevRule``).
 final class HIDBackend: BackendDriver {
     /// What the host offers.
     let services: HostServices
+    /// The controllers of the last scan and the open ones.
+    let registry: DeviceRegistry<DiscoveredGamepad, HIDGamepad>
 
-    private struct State {
-        /// The controllers of the last scan, by id.
-        var known: [String: DiscoveredGamepad] = [:]
-        /// Whether a scan happened (the first one establishes what is there, without events).
-        var scanned = false
-        /// The generation of the last scan applied.
-        var generation: UInt64 = 0
-        var subscription: HotplugMonitor.Subscription?
-        var open: [WeakGamepad] = []
-    }
+    /// The rule that grants the logged-in user the hidraw nodes of game controllers.
+    static let udevRule = UdevRule(
+        file: "Hardware/udev/70-haptics-gamepads.rules", installedFile: "/etc/udev/rules.d/70-haptics-gamepads.rules",
+        grants: "game controllers", trigger: "--subsystem-match=hidraw", afterword: ", then reconnect the controller (see Hardware/udev/README.md)")
 
-    private struct WeakGamepad {
-        weak var device: HIDGamepad?
-        let id: String
-    }
+    /// The process's monitor: inotify on `/dev` for hidraw nodes; while a controller's driver is
+    /// still binding it rescans every 50 ms.
+    static let monitor = HotplugMonitor<Discovery.Scan>(
+        threadName: "haptics-hid-hp", timing: .init(pendingMilliseconds: 50),
+        source: { InotifySource(directory: "/dev", namePrefix: "hidraw") }, scan: { () throws(BackendFailure) in try Discovery.scan() },
+        isPending: { $0.pending })
 
-    private let state = Mutex(State())
-
-    /// The udev rule file in the source tree.
-    static let ruleFile = "Hardware/udev/70-haptics-gamepads.rules"
-    /// Where the rule file is installed.
-    static let installedRuleFile = "/etc/udev/rules.d/70-haptics-gamepads.rules"
+    /// Wake latencies (see ``DiscoveredGamepad/estimatedWakeLatency``).
+    static let wakeLatencies = WakeLatencyBook.shared("hid")
 
     init(services: HostServices) {
         self.services = services
+        registry = DeviceRegistry(backend: "hid", noun: "controller", services: services)
     }
 
     func devices() throws(BackendFailure) -> [DeviceSpec] {
         let found = try rescan().gamepads
-        try startMonitor()
-        return found.map { $0.spec(wakeLatencyNanoseconds: WakeLatencyBook.shared.latency(for: $0)) }
+        try registry.follow(Self.monitor) { ($0.gamepads, $0.generation) }
+        return found.map { $0.spec(wakeLatencyNanoseconds: Self.wakeLatencies.latency(for: $0.id, estimate: $0.estimatedWakeLatency)) }
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
-        var gamepad = state.withLock { $0.known[deviceID] }
+        var gamepad = registry.device(deviceID)
         if gamepad == nil { gamepad = try rescan().gamepads.first { $0.id == deviceID } }
-        guard let gamepad else {
-            let known = state.withLock { $0.known.keys.sorted() }
-            throw BackendFailure(
-                code: ENODEV,
-                "hid: no controller '\(deviceID)' is connected"
-                    + (known.isEmpty ? "; none is (see `haptic-cal list`)" : "; connected: \(known.joined(separator: ", "))"))
-        }
-        // Opening the node comes with the first wake; here only the permission is checked, with
-        // the effective ids, which opens nothing.
-        if faccessat(AT_FDCWD, gamepad.path, R_OK | W_OK, AT_EACCESS) != 0 {
-            let code = errno
-            throw openFailure(gamepad, errno: code, detail: String(cString: strerror(code)))
-        }
+        guard let gamepad else { throw registry.unknown(deviceID) }
+        // Opening the node comes with the first wake; here only the permission is checked.
+        try Self.udevRule.checkAccess(id: gamepad.id, node: gamepad.path, name: gamepad.name, noun: "controller")
         let device = try HIDGamepad(gamepad: gamepad, backend: self)
-        state.withLock { $0.open.append(WeakGamepad(device: device, id: gamepad.id)) }
+        registry.opened(device, as: gamepad)
         return device
     }
 
-    func destroy() {
-        let subscription = state.withLock { state in
-            defer { state.subscription = nil }
-            return state.subscription
-        }
-        if let subscription { HotplugMonitor.shared.unsubscribe(subscription) }
-    }
+    func destroy() { registry.stopFollowing() }
 
-    // MARK: Scanning and events
-
-    /// Scans, updates what is known and reports the changes (see ``apply(_:)``).
+    /// Scans and applies the scan (see ``HapticsPluginKit/DeviceRegistry/apply(_:generation:)``).
     @discardableResult
     func rescan() throws(BackendFailure) -> Discovery.Scan {
         let scan = try Discovery.scan()
-        apply(scan)
+        registry.apply(scan.gamepads, generation: scan.generation)
         return scan
-    }
-
-    /// Takes `scan` as what is connected now, unless a newer scan was applied already, and reports
-    /// what appeared and disappeared since the last one (nothing after the first). Devices still
-    /// open under a vanished id are marked lost.
-    func apply(_ scan: Discovery.Scan) {
-        state.withLock { state in
-            guard scan.generation > state.generation else { return }
-            state.generation = scan.generation
-            let now = Dictionary(scan.gamepads.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            if state.scanned {
-                for (id, gone) in state.known where now[id] == nil {
-                    for entry in state.open where entry.id == id {
-                        entry.device?.markLost("\(id): the controller was unplugged (\(gone.path) disappeared)")
-                    }
-                    services.log(HAPTICS_LOG_DEBUG, "hid: \(id) removed (\(gone.path))")
-                    services.notify(HAPTICS_EVENT_DEVICE_REMOVED, deviceID: id)
-                }
-                for (id, added) in now where state.known[id] == nil {
-                    services.log(HAPTICS_LOG_DEBUG, "hid: \(id) added (\(added.path), \(added.name))")
-                    services.notify(HAPTICS_EVENT_DEVICE_ADDED, deviceID: id)
-                }
-            }
-            state.known = now
-            state.scanned = true
-            state.open.removeAll { $0.device == nil }
-        }
-    }
-
-    private func startMonitor() throws(BackendFailure) {
-        guard state.withLock({ $0.subscription == nil }) else { return }
-        let subscription = try HotplugMonitor.shared.subscribe { [weak self] scan in self?.apply(scan) }
-        let duplicate = state.withLock { state -> Bool in
-            guard state.subscription == nil else { return true }
-            state.subscription = subscription
-            return false
-        }
-        if duplicate { HotplugMonitor.shared.unsubscribe(subscription) }
     }
 
     // MARK: For the devices
 
     /// Records a measured wake.
     func recordWake(of gamepad: DiscoveredGamepad, nanoseconds: UInt64) {
-        WakeLatencyBook.shared.record(gamepad, nanoseconds: nanoseconds)
+        Self.wakeLatencies.record(gamepad.id, nanoseconds: nanoseconds)
     }
 
     /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
@@ -190,31 +128,15 @@ final class HIDBackend: BackendDriver {
         services.log(HAPTICS_LOG_WARNING, "hid: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
-    /// Forgets a closed device.
-    func closed(_ device: HIDGamepad) {
-        state.withLock { $0.open.removeAll { $0.device == nil || $0.device === device } }
-    }
-
     /// The failure for an `open(2)`/`hid_open_path` of `gamepad`'s node that failed with `errno`.
     func openFailure(_ gamepad: DiscoveredGamepad, errno code: Int32, detail: String) -> BackendFailure {
-        switch code {
-        case EACCES, EPERM:
-            return BackendFailure(code: EACCES, Self.permissionMessage(id: gamepad.id, path: gamepad.path, name: gamepad.name))
-        case ENOENT, ENODEV, ENXIO:
-            return BackendFailure(code: ENODEV, "\(gamepad.id): \(gamepad.path) is gone (the controller was unplugged): \(detail)")
-        case EBUSY:
-            return BackendFailure(code: EBUSY, "\(gamepad.id): \(gamepad.path) is busy: \(detail)")
-        default:
-            return BackendFailure(code: EIO, "\(gamepad.id): cannot open \(gamepad.path): \(detail)")
-        }
+        Self.udevRule.openFailure(id: gamepad.id, node: gamepad.path, name: gamepad.name, noun: "controller", errno: code, detail: detail)
     }
+}
 
-    /// The message for a hidraw node the user may not open: the node, the rule file and the fix.
-    static func permissionMessage(id: String, path: String, name: String) -> String {
-        "\(id): permission denied opening \(path) (\(name)). "
-            + "Install the udev rule that gives the logged-in user access to game controllers: "
-            + "sudo install -m 0644 \(ruleFile) \(installedRuleFile) && sudo udevadm control --reload-rules "
-            + "&& sudo udevadm trigger --subsystem-match=hidraw, then reconnect the controller "
-            + "(see Hardware/udev/README.md)"
-    }
+extension DiscoveredGamepad: FoundDevice {
+    var nodePath: String { path }
+    /// The node's path: a replugged controller gets a node of its own.
+    var connection: String { path }
+    var arrival: String { "(\(path), \(name))" }
 }

@@ -59,7 +59,7 @@ import Glibc
 /// every report it writes, inside the guard's write section), so a fatal signal, an exit without
 /// `close`, or (through the guard's supervisor) a SIGKILL still ends with motors off, a report the
 /// controller takes as new. The session leaves the guard before its node is closed.
-final class HIDGamepad: DeviceDriver {
+final class HIDGamepad: DeviceDriver, LosableDevice {
     /// The controller as discovered.
     let gamepad: DiscoveredGamepad
     private let backend: HIDBackend
@@ -400,7 +400,7 @@ final class HIDGamepad: DeviceDriver {
             state.wakeWriter(now: Monotonic.now())
         }
         writer.join()
-        backend.closed(self)
+        backend.registry.closed(self)
     }
 
     /// Marks the controller gone (the backend saw its node disappear, or a write failed with
