@@ -67,7 +67,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
                 try writer.string(String(cString: effect))
                 try writer.double(intensity)
             } read: { reader throws(BusError) in (try reader.objectPath(), try reader.string()) }
-            player.pointee = Service.playerID(path)
+            player.pointee = HapticsServiceName.playerID(fromPath: path) ?? 0
             disposition.pointee =
                 switch word {
                 case "deferred": HAPTICS_CLIENT_DEFERRED.rawValue
@@ -85,7 +85,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
                 try writer.double(intensity)
                 try writer.dictionary([])
             } read: { reader throws(BusError) in try reader.objectPath() }
-            player.pointee = Service.playerID(path)
+            player.pointee = HapticsServiceName.playerID(fromPath: path) ?? 0
         }
     }
     table.create_player = { instance, device, ahap, player, error in
@@ -95,7 +95,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
                 try writer.string(String(cString: device))
                 try writer.string(String(cString: ahap))
             } read: { reader throws(BusError) in try reader.objectPath() }
-            player.pointee = Service.playerID(path)
+            player.pointee = HapticsServiceName.playerID(fromPath: path) ?? 0
         }
     }
     table.player_command = { instance, player, command, at, error in
@@ -111,7 +111,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
             default: throw BusError(name: StandardBusError.invalidArgs, message: "command \(command) is not a haptics_client_command")
             }
             let timed = command <= HAPTICS_CLIENT_RESUME.rawValue
-            try client.connection.call(path: Service.playerPath(player), interface: Service.playerInterface, member: member) { writer throws(BusError) in
+            try client.connection.call(path: HapticsServiceName.playerPath(player), interface: HapticsServiceName.playerInterface, member: member) { writer throws(BusError) in
                 if timed { try writer.uint64(at / 1000) }
             } read: { _ throws(BusError) in }
         }
@@ -119,14 +119,14 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
     table.player_set = { instance, player, property, value, error in
         ClientInstance.from(instance).run(error) { client throws(BusError) in
             if property == HAPTICS_CLIENT_POSITION.rawValue {
-                try client.connection.call(path: Service.playerPath(player), interface: Service.playerInterface, member: "Seek") { writer throws(BusError) in
+                try client.connection.call(path: HapticsServiceName.playerPath(player), interface: HapticsServiceName.playerInterface, member: "Seek") { writer throws(BusError) in
                     try writer.double(value)
                 } read: { _ throws(BusError) in }
                 return
             }
             let (name, typed) = try PlayerProperty.named(property, value: value)
-            try client.connection.call(path: Service.playerPath(player), interface: "org.freedesktop.DBus.Properties", member: "Set") { writer throws(BusError) in
-                try writer.string(Service.playerInterface)
+            try client.connection.call(path: HapticsServiceName.playerPath(player), interface: "org.freedesktop.DBus.Properties", member: "Set") { writer throws(BusError) in
+                try writer.string(HapticsServiceName.playerInterface)
                 try writer.string(name)
                 try writer.append(.variant(typed))
             } read: { _ throws(BusError) in }
@@ -136,9 +136,9 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
         ClientInstance.from(instance).run(error) { client throws(BusError) in
             let (name, _) = try PlayerProperty.named(property, value: 0)
             let read = try client.connection.call(
-                path: Service.playerPath(player), interface: "org.freedesktop.DBus.Properties", member: "Get"
+                path: HapticsServiceName.playerPath(player), interface: "org.freedesktop.DBus.Properties", member: "Get"
             ) { writer throws(BusError) in
-                try writer.string(Service.playerInterface)
+                try writer.string(HapticsServiceName.playerInterface)
                 try writer.string(name)
             } read: { reader throws(BusError) in try reader.value().unwrapped }
             value.pointee = read.boolValue.map { $0 ? 1 : 0 } ?? read.doubleValue ?? 0
@@ -150,7 +150,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
                 let parameter = parameters![index]
                 return .structure([.string(String(cString: parameter.id)), .double(parameter.value), .double(parameter.relative_time)])
             }
-            try client.connection.call(path: Service.playerPath(player), interface: Service.playerInterface, member: "SendParameters") {
+            try client.connection.call(path: HapticsServiceName.playerPath(player), interface: HapticsServiceName.playerInterface, member: "SendParameters") {
                 writer throws(BusError) in
                 try writer.append(.array(element: "(sdd)", list))
                 try writer.uint64(at / 1000)
@@ -160,7 +160,7 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
     table.schedule_curve = { instance, player, parameter, points, count, at, error in
         ClientInstance.from(instance).run(error) { client throws(BusError) in
             let list = (0..<Int(count)).map { index -> BusValue in .structure([.double(points![index].time), .double(points![index].value)]) }
-            try client.connection.call(path: Service.playerPath(player), interface: Service.playerInterface, member: "ScheduleParameterCurve") {
+            try client.connection.call(path: HapticsServiceName.playerPath(player), interface: HapticsServiceName.playerInterface, member: "ScheduleParameterCurve") {
                 writer throws(BusError) in
                 try writer.string(String(cString: parameter))
                 try writer.append(.array(element: "(dd)", list))

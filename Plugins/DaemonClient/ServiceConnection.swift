@@ -6,19 +6,6 @@ import HapticsBus
 import HapticsSupport
 import Synchronization
 
-/// The service's names, as the client sees them (spelled once, in HapticsBus).
-enum Service {
-    static let busName = HapticsServiceName.bus
-    static let path = HapticsServiceName.objectPath
-    static let interface = HapticsServiceName.interface
-    static let playerInterface = HapticsServiceName.playerInterface
-
-    static func playerPath(_ id: UInt64) -> String { HapticsServiceName.playerPath(id) }
-
-    /// The id in a player path; 0 (no player) for anything else.
-    static func playerID(_ path: String) -> UInt64 { HapticsServiceName.playerID(fromPath: path) ?? 0 }
-}
-
 /// Something the service said that the host hears after the lock is released.
 enum ServiceEvent: Sendable {
     case ended(player: UInt64, reason: String)
@@ -64,25 +51,25 @@ final class ServiceConnection: @unchecked Sendable {
     func connect() throws(BusError) -> (uniqueName: String, pid: UInt32, version: String) {
         let bus = try BusConnection(address, description: "haptics-client")
         bus.setMethodCallTimeout(Self.callTimeout)
-        var owner = try bus.owner(of: Service.busName)
+        var owner = try bus.owner(of: HapticsServiceName.bus)
         if owner == nil, try Self.isActivatable(bus) {
             _ = try bus.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "StartServiceByName",
                 timeout: 10
             ) { writer throws(BusError) in
-                try writer.string(Service.busName)
+                try writer.string(HapticsServiceName.bus)
                 try writer.uint32(0)
             }
-            owner = try bus.owner(of: Service.busName)
+            owner = try bus.owner(of: HapticsServiceName.bus)
         }
         guard let owner else {
-            throw BusError(name: StandardBusError.serviceUnknown, message: "no process owns \(Service.busName) on \(address), and it cannot be activated")
+            throw BusError(name: StandardBusError.serviceUnknown, message: "no process owns \(HapticsServiceName.bus) on \(address), and it cannot be activated")
         }
         let pid = try bus.processID(of: owner)
         let version = try bus.call(
-            destination: owner, path: Service.path, interface: "org.freedesktop.DBus.Properties", member: "Get"
+            destination: owner, path: HapticsServiceName.objectPath, interface: "org.freedesktop.DBus.Properties", member: "Get"
         ) { writer throws(BusError) in
-            try writer.string(Service.interface)
+            try writer.string(HapticsServiceName.interface)
             try writer.string("Version")
         }.reader.value().stringValue ?? ""
         let userdata = Unmanaged.passUnretained(self).toOpaque()
@@ -93,9 +80,9 @@ final class ServiceConnection: @unchecked Sendable {
         }
         // Ended is sent to this connection only; matched by path and interface (not by the
         // well-known sender, which a unicast does not carry), the sender checked on arrival.
-        try bus.addMatch("type='signal',path='\(Service.path)',interface='\(Service.interface)'", callback: handler, userdata: userdata)
+        try bus.addMatch("type='signal',path='\(HapticsServiceName.objectPath)',interface='\(HapticsServiceName.interface)'", callback: handler, userdata: userdata)
         try bus.addMatch(
-            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Service.busName)'",
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(HapticsServiceName.bus)'",
             callback: handler, userdata: userdata)
         daemonName.withLock { $0 = owner }
         link.withLock { link in
@@ -117,7 +104,7 @@ final class ServiceConnection: @unchecked Sendable {
         let reply = try bus.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListActivatableNames")
         let reader = reply.reader
-        return try reader.array("s") { () throws(BusError) in try reader.string() }.contains(Service.busName)
+        return try reader.array("s") { () throws(BusError) in try reader.string() }.contains(HapticsServiceName.bus)
     }
 
     /// Stops listening and closes the connection (the service then stops what this client started).
@@ -130,7 +117,7 @@ final class ServiceConnection: @unchecked Sendable {
 
     /// Calls `member` on `path` of the service and reads the reply with `read`, all under the lock.
     func call<T: Sendable>(
-        path: String = Service.path, interface: String = Service.interface, member: String,
+        path: String = HapticsServiceName.objectPath, interface: String = HapticsServiceName.interface, member: String,
         _ build: (BusWriter) throws(BusError) -> Void = { _ in }, read: (BusReader) throws(BusError) -> T
     ) throws(BusError) -> T {
         let result: Result<T, BusError> = link.withLock { link in
@@ -195,7 +182,7 @@ final class ServiceConnection: @unchecked Sendable {
         switch member {
         case "Ended":
             guard let path = try? reader.objectPath(), let reason = try? reader.string() else { return }
-            event = .ended(player: Service.playerID(path), reason: reason)
+            event = .ended(player: HapticsServiceName.playerID(fromPath: path) ?? 0, reason: reason)
         case "DeviceAdded":
             event = (try? reader.string()).map { .device(event: HAPTICS_CLIENT_DEVICE_ADDED.rawValue, id: $0) }
         case "DeviceRemoved":

@@ -230,7 +230,7 @@ public final class HapticsDaemon: @unchecked Sendable {
                 prefix: HapticsServiceName.playerPrefix, interface: HapticsServiceName.playerInterface, vtable: hapticsd_player_vtable(),
                 find: { _, path, _, userdata, found, _ in
                     // Every well-formed player path is served; handlers say UnknownPlayer for ids not in use.
-                    guard let path, PlayerRegistry.id(fromPath: String(cString: path)) != nil else { return 0 }
+                    guard let path, HapticsServiceName.playerID(fromPath: String(cString: path)) != nil else { return 0 }
                     found?.pointee = userdata
                     return 1
                 }, userdata: userdata)
@@ -238,7 +238,7 @@ public final class HapticsDaemon: @unchecked Sendable {
                 path: HapticsServiceName.playerPrefix,
                 enumerate: { _, _, userdata, nodes, _ in
                     let daemon = Unmanaged<HapticsDaemon>.fromOpaque(userdata!).takeUnretainedValue()
-                    let paths = daemon.players.records.keys.sorted().map { PlayerRegistry.path(for: $0) }
+                    let paths = daemon.players.records.keys.sorted().map { HapticsServiceName.playerPath($0) }
                     let list = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: paths.count + 1)
                     for (index, path) in paths.enumerated() { list[index] = strdup(path) }
                     list[paths.count] = nil

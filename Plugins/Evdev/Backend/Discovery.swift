@@ -48,8 +48,8 @@ struct DiscoveredInput: Sendable {
         var unavailable: String?
         if case .unusable(let reason) = strategy {
             unavailable = "\(id): \(facts.eventNode) (\(name)) has \(reason)"
-        } else if faccessat(AT_FDCWD, facts.eventNode, R_OK | W_OK, AT_EACCESS) != 0, errno == EACCES || errno == EPERM {
-            unavailable = EvdevBackend.udevRule.permissionMessage(id: id, node: facts.eventNode, name: name)
+        } else {
+            unavailable = EvdevBackend.udevRule.deniedReason(id: id, node: facts.eventNode, name: name)
         }
         var spec = DeviceSpec(
             id: id, name: name, actuator: strategy == .dualRumble ? HAPTICS_ACTUATOR_DUAL_RUMBLE : Self.kind(traits.actuator),

@@ -66,7 +66,7 @@ final class EvdevBackend: BackendDriver {
     /// Wake latencies. Before a device was woken in this process, 1 ms (an open, four ioctls and
     /// one upload, each a system call into the input core; a uinput device's upload is a round trip
     /// to its driver process, well under that when it answers).
-    static let wakeLatencies = WakeLatencyBook.shared("evdev")
+    static let wakeLatencies = WakeLatencyBook()
     /// The estimate before any wake, in nanoseconds.
     static let estimatedWakeNanoseconds: UInt64 = 1_000_000
 

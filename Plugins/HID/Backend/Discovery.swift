@@ -46,13 +46,12 @@ struct DiscoveredGamepad: Sendable {
     /// `access(2)`, which opens nothing: a node the user may not open is listed unavailable, with
     /// the udev rule that fixes it.
     func spec(wakeLatencyNanoseconds: UInt64) -> DeviceSpec {
-        let denied = faccessat(AT_FDCWD, path, R_OK | W_OK, AT_EACCESS) != 0 && (errno == EACCES || errno == EPERM)
         return DeviceSpec(
             id: id, name: name, actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
             channels: family.channels.map(Self.channelSpec),
             minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds,
             physicalID: physicalID, preference: Self.preference,
-            unavailableReason: denied ? HIDBackend.udevRule.permissionMessage(id: id, node: path, name: name) : nil)
+            unavailableReason: HIDBackend.udevRule.deniedReason(id: id, node: path, name: name))
     }
 
     /// Typical frequencies of a gamepad's grip motors at full speed, in Hz: a large eccentric mass

@@ -78,7 +78,7 @@ final class HIDBackend: BackendDriver {
         isPending: { $0.pending })
 
     /// Wake latencies (see ``DiscoveredGamepad/estimatedWakeLatency``).
-    static let wakeLatencies = WakeLatencyBook.shared("hid")
+    static let wakeLatencies = WakeLatencyBook()
 
     init(services: HostServices) {
         self.services = services

@@ -13,11 +13,7 @@ extension HapticsDaemon {
     /// Counts a feedbackd play call (`TriggerFeedback`, `Vibrate`), and its refusal, its bad
     /// arguments under feedbackd's error name.
     func feedbackdCounted(_ body: () throws(BusError) -> Void) throws(BusError) {
-        statistics.calls += 1
-        do { try Self.asFeedbackdError(body) } catch {
-            statistics.refuse(error)
-            throw error
-        }
+        try counted { () throws(BusError) in try Self.asFeedbackdError(body) }
     }
 
     /// `EndFeedback(u id)`.

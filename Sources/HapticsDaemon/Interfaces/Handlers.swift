@@ -38,7 +38,7 @@ private func playerGetter(
     _ body: (HapticsDaemon, PlayerRecord, BusWriter) throws(BusError) -> Void
 ) -> Int32 {
     BusHandler.getter(path, reply, userdata, error) { (daemon: HapticsDaemon, path, writer) throws(BusError) in
-        try body(daemon, daemon.playerRecord(at: path), writer)
+        try body(daemon, daemon.players.record(at: path), writer)
     }
 }
 

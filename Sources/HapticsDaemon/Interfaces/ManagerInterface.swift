@@ -163,7 +163,7 @@ extension HapticsDaemon {
         switch decision {
         case .played:
             statistics.played += 1
-            path = PlayerRegistry.path(for: id)
+            path = HapticsServiceName.playerPath(id)
             disposition = "played"
         case .deferred:
             statistics.deferred += 1
@@ -177,7 +177,7 @@ extension HapticsDaemon {
         case .coalesced:
             statistics.coalesced += 1
             let waiting = guards.waiting(app: app, device: owned.id, kind: effect.kind)
-            path = waiting.map { PlayerRegistry.path(for: $0) } ?? "/"
+            path = waiting.map { HapticsServiceName.playerPath($0) } ?? "/"
             disposition = "coalesced"
         }
         try reply(call) { writer throws(BusError) in

@@ -14,12 +14,7 @@ extension HapticsDaemon {
         let now: UInt64
 
         /// The player, or the error for one still waiting on the overuse guard.
-        func player() throws(BusError) -> any HapticAdvancedPatternPlayer {
-            guard let player = record.player else {
-                throw DaemonError.invalidArgument("player", "\(record.path) waits for the overuse guard and starts by itself")
-            }
-            return player
-        }
+        func player() throws(BusError) -> any HapticAdvancedPatternPlayer { try record.started().player }
 
         /// Runs an engine call, its failure as the device's.
         func engine(_ body: () throws(HapticEngineError) -> Void) throws(BusError) {

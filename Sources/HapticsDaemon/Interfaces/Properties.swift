@@ -79,14 +79,6 @@ extension HapticsDaemon {
         profileChanged()
     }
 
-    /// The player at `path`, for reading its properties (anyone may read them).
-    func playerRecord(at path: String) throws(BusError) -> PlayerRecord {
-        guard let id = PlayerRegistry.id(fromPath: path), let record = players.records[id], !record.released else {
-            throw DaemonError.unknownPlayer(path)
-        }
-        return record
-    }
-
     /// A player's `State`: waiting (on the overuse guard), or the engine's status of it.
     func playerState(_ record: PlayerRecord) -> String {
         guard let player = record.player, let engine = record.engine else { return "waiting" }
@@ -98,9 +90,7 @@ extension HapticsDaemon {
         path: String, sender: String?, _ body: (PlayerRecord, any HapticAdvancedPatternPlayer, HapticEngine) throws(BusError) -> Void
     ) throws(BusError) {
         let record = try players.record(at: path, for: sender)
-        guard let player = record.player, let engine = record.engine else {
-            throw DaemonError.invalidArgument("player", "\(record.path) waits for the overuse guard and starts by itself")
-        }
+        let (player, engine) = try record.started()
         try body(record, player, engine)
     }
 }

@@ -1,4 +1,5 @@
 import Haptics
+import HapticsBus
 
 /// One player hapticsd runs for a client: the D-Bus handle (`/org/swifthaptics/Haptics1/player/N`),
 /// who owns it, and the engine's player.
@@ -54,7 +55,16 @@ final class PlayerRecord {
         self.duration = 0
     }
 
-    var path: String { PlayerRegistry.path(for: id) }
+    var path: String { HapticsServiceName.playerPath(id) }
+
+    /// The engine's player and its engine, or the error for an effect still waiting for the overuse
+    /// guard (it starts by itself: a client cannot control it yet).
+    func started() throws(BusError) -> (player: any HapticAdvancedPatternPlayer, engine: HapticEngine) {
+        guard let player, let engine else {
+            throw DaemonError.invalidArgument("player", "\(path) waits for the overuse guard and starts by itself")
+        }
+        return (player, engine)
+    }
 
     /// Whether the engine is playing it (or has it paused).
     var isRunning: Bool {

@@ -17,21 +17,25 @@ final class PlayerRegistry {
         self.logger = logger
     }
 
-    static func path(for id: UInt64) -> String { HapticsServiceName.playerPath(id) }
-
-    /// The id in a player path, if it is one.
-    static func id(fromPath path: String) -> UInt64? { HapticsServiceName.playerID(fromPath: path) }
-
     /// A fresh id (a path not yet in use).
     func allocateID() -> UInt64 {
         defer { nextID += 1 }
         return nextID
     }
 
+    /// The player at `path`, whoever owns it (anyone may read a player's properties).
+    /// - Throws: `UnknownPlayer`.
+    func record(at path: String) throws(BusError) -> PlayerRecord {
+        guard let id = HapticsServiceName.playerID(fromPath: path), let record = records[id], !record.released else {
+            throw DaemonError.unknownPlayer(path)
+        }
+        return record
+    }
+
     /// The player at `path` for `sender`.
     /// - Throws: `UnknownPlayer`, or `NotOwner` when it belongs to another connection.
     func record(at path: String, for sender: String?) throws(BusError) -> PlayerRecord {
-        guard let id = Self.id(fromPath: path), let record = records[id], !record.released else { throw DaemonError.unknownPlayer(path) }
+        let record = try record(at: path)
         guard record.owner == sender else { throw DaemonError.notOwner(path) }
         return record
     }

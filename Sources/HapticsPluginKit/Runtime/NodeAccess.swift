@@ -51,6 +51,14 @@ public struct UdevRule: Sendable {
         }
     }
 
+    /// The reason a listing gives for a node the user may not read and write (the
+    /// ``permissionMessage(id:node:name:)``), checked with the effective ids without opening
+    /// anything; nil when access is granted or fails for another reason (the open will say).
+    public func deniedReason(id: String, node: String, name: String) -> String? {
+        guard faccessat(AT_FDCWD, node, R_OK | W_OK, AT_EACCESS) != 0, errno == EACCES || errno == EPERM else { return nil }
+        return permissionMessage(id: id, node: node, name: name)
+    }
+
     /// Checks, with the effective ids and without opening anything, that the user may read and write
     /// `node`; the failure ``openFailure(id:node:name:noun:errno:detail:)`` gives if not.
     public func checkAccess(id: String, node: String, name: String, noun: String) throws(BackendFailure) {

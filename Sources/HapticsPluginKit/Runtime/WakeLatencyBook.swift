@@ -5,27 +5,16 @@ import Synchronization
 /// costs (listing never opens a node); after, the largest of its last four measured wakes, so one
 /// fast wake does not hide a slow one.
 ///
-/// A backend shares one book across its instances (``shared(_:)``): a wake latency belongs to the
-/// physical device, and several instances (one per `HapticSystem`) see the same devices.
+/// A backend keeps one book for the process (a `static let`) where a wake latency belongs to the
+/// physical device, which several instances (one per `HapticSystem`) see.
 public final class WakeLatencyBook: Sendable {
     private let measured = Mutex<[String: [UInt64]]>([:])
-    private static let books = Mutex<[String: WakeLatencyBook]>([:])
 
     /// How many of the latest wakes count.
     public static let remembered = 4
 
     /// An empty book.
     public init() {}
-
-    /// The process's book for backend `name`.
-    public static func shared(_ name: String) -> WakeLatencyBook {
-        books.withLock { books in
-            if let book = books[name] { return book }
-            let book = WakeLatencyBook()
-            books[name] = book
-            return book
-        }
-    }
 
     /// The latency to report for device `id`: the worst of its last measured wakes, else `estimate`.
     public func latency(for id: String, estimate: @autoclosure () -> UInt64) -> UInt64 {
