@@ -163,7 +163,11 @@ public enum ResponseFitting {
     /// whose output is within 3× the noise may be "did not move"); for each, the curve is fitted
     /// to the drives that moved, on a log scale (so the small outputs near the start count as much
     /// as the large ones), by a grid search refined around its best point, while the others are
-    /// predicted as noise. The split and curve with the smallest total misfit win. A saturation is
+    /// predicted as noise. With no running measurement, the curve must predict the drives that did not
+    /// move it as well (under its dead zone, or within the noise): nothing then shows output there,
+    /// and a curve free to pass over them started well under the truth when noise bent the moving
+    /// points (an evdev LRA read nothing at 0.1 and was fitted a dead zone of 0.024, truth 0.1).
+    /// The split and curve with the smallest total misfit win. A saturation is
     /// kept only if it cuts the misfit by 30 %: noise alone should not bend the curve.
     /// - Parameter lowestStart: the lowest the curve may start (drive): below 0 only when the backend
     ///   lifts drives over an offset `o` (a motor may then turn at any drive: down to −o/(1 − o),
@@ -194,8 +198,13 @@ public enum ResponseFitting {
                 let moving = Array(up[start...]) + Array(down[stop...])
                 let silent = Array(up[..<start]) + Array(down[..<stop])
                 guard moving.count >= 2, moving.contains(where: { $0.output > quiet }) else { continue }
+                // With no running measurement, nothing shows the actuator giving output at a drive that
+                // did not move it from rest: the curve must predict those readings too (under its dead
+                // zone, or no more than the noise). Otherwise a start threshold may sit above where a
+                // running actuator's curve starts, and the silent drives count as noise only.
+                let held = down.isEmpty ? silent : []
                 var silentCost = 0.0
-                for point in silent {
+                for point in silent where down.isEmpty == false {
                     let error = log(max(point.output, floor * 0.1)) - log(floor)
                     silentCost += error * error
                 }
@@ -203,7 +212,7 @@ public enum ResponseFitting {
                 // Coarse where the curve may start far below the drives (an offset), finer near them.
                 let deadZones = (stride(from: lowestStart, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
                     + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003]).filter { $0 >= lowestStart }
-                let search = CurveSearch(points: moving, floor: floor)
+                let search = CurveSearch(points: moving, quiet: held, floor: floor)
                 for saturation in [nil] + [1.0, 1.3, 1.7, 2.5, 4].map({ $0 * largest }) as [Double?] {
                     guard
                         let found = search.best(
@@ -219,17 +228,18 @@ public enum ResponseFitting {
         }
         func refine(_ candidate: Candidate) -> Candidate {
             let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
+            let search = CurveSearch(points: moving, quiet: down.isEmpty ? Array(up[..<candidate.start]) : [], floor: floor)
             let lowest = moving.map(\.input).min()!
             let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter {
                 $0 >= lowestStart && $0 < lowest - 0.001
             }
             let exponents = stride(from: candidate.exponent - 0.12, through: candidate.exponent + 0.12, by: 0.01).filter { $0 >= 0.3 && $0 <= 5 }
             let saturations: [Double?] = candidate.saturation.map { value in (-6...6).map { value * exp(Double($0) * 0.05) } } ?? [nil]
-            guard let found = CurveSearch(points: moving, floor: floor).best(deadZones: deadZones, exponents: exponents, saturations: saturations) else {
+            guard let found = search.best(deadZones: deadZones, exponents: exponents, saturations: saturations) else {
                 return candidate
             }
             var refined = candidate
-            refined.cost += found.cost - CurveSearch(points: moving, floor: floor).cost(
+            refined.cost += found.cost - search.cost(
                 deadZone: candidate.deadZone, exponent: candidate.exponent, saturation: candidate.saturation, fullScale: candidate.fullScale)
             refined.deadZone = found.deadZone
             refined.exponent = found.exponent
@@ -392,11 +402,15 @@ struct CurveSearch {
     let logs: [Double]
     let signal: [Bool]
     let floor: Double
+    /// Drives that read as noise and that the curve must predict too (drive, log of its reading):
+    /// they may lie under the dead zone, where the curve gives nothing.
+    let quiet: [(drive: Double, log: Double)]
 
-    init(points: [ResponsePoint], floor: Double) {
+    init(points: [ResponsePoint], quiet: [ResponsePoint] = [], floor: Double) {
         drives = points.map(\.input)
         logs = points.map { log(max($0.output, floor * 0.1)) }
         signal = points.map { $0.output > 3 * floor }
+        self.quiet = quiet.map { ($0.input, log(max($0.output, floor * 0.1))) }
         self.floor = floor
     }
 
@@ -408,6 +422,19 @@ struct CurveSearch {
             var model = u > 0 ? fullScale * pow(u, exponent) : 0
             if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
             let error = 0.5 * log(model * model + floor * floor) - logs[index]
+            cost += error * error
+        }
+        return cost + quietCost(deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: log(fullScale))
+    }
+
+    /// The misfit at the quiet drives, where the curve may give nothing.
+    func quietCost(deadZone: Double, exponent: Double, saturation: Double?, logScale: Double) -> Double {
+        var cost = 0.0
+        for point in quiet {
+            let u = (point.drive - deadZone) / (1 - deadZone)
+            var model = u > 0 ? exp(logScale + exponent * log(u)) : 0
+            if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
+            let error = 0.5 * log(model * model + floor * floor) - point.log
             cost += error * error
         }
         return cost
@@ -457,6 +484,7 @@ struct CurveSearch {
                         let error = 0.5 * log(model * model + floorSquared) - logs[index]
                         cost += error * error
                     }
+                    cost += quietCost(deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: logScale)
                     if best == nil || cost < best!.cost { best = (cost, deadZone, exponent, saturation, exp(logScale)) }
                 }
             }

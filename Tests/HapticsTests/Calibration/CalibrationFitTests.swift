@@ -183,6 +183,24 @@ struct CalibrationResponseModelTests {
         #expect(abs(fit.deadZone) < 0.03 && abs(fit.exponent - 1.5) < 0.15, "origin \(fit.deadZone), exponent \(fit.exponent)")
     }
 
+    @Test("with no running sweep, the curve may not pass over drives that read nothing: an LRA read silent at 0.1 starts at 0.1, however its moving points bend")
+    func silentDrivesBoundTheCurve() throws {
+        // The guest's evdev LRA (truth: linear from 0.1 to 2 g) as one failed run measured it: exactly
+        // nothing at 0.05 and 0.1 (the emulated sensor has no noise), the moving points bent upwards by
+        // the emulator's timing. The curve free to rise over the silent drives started at 0.024.
+        let readings: [(Double, Double)] = [
+            (0, 0), (0.05, 0), (0.1, 0), (0.15, 0.1174), (0.2, 0.2155), (0.3, 0.3616), (0.45, 0.7105), (0.6, 1.1019), (0.8, 1.61), (1, 2.4503),
+        ]
+        let points = readings.map { ResponsePoint(input: $0.0, output: $0.1) }
+        let fit = try #require(ResponseFitting.fitResponse(fromRest: points, noiseFloor: 0))
+        #expect(fit.deadZone >= 0.095 && fit.deadZone < 0.15, "dead zone \(fit.deadZone), truth 0.1")
+        #expect(fit.output(atDrive: 0.1) < 0.01, "the curve gives \(fit.output(atDrive: 0.1)) g where nothing was read")
+        // A running sweep that saw output under the start lets the curve start lower (the hysteresis test).
+        let running = [ResponsePoint(input: 0.1, output: 0.05), ResponsePoint(input: 0.05, output: 0.01)]
+        let hysteresis = try #require(ResponseFitting.fitResponse(fromRest: points, running: running, noiseFloor: 0))
+        #expect(hysteresis.deadZone < 0.05, "dead zone \(hysteresis.deadZone) with output read down to 0.05 while running")
+    }
+
     @Test("saturation is fitted where the output levels off, and not where it does not")
     func saturation() throws {
         let bent = Self.sweep(Self.drives, noise: 0.01) { drive in

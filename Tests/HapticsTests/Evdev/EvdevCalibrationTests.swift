@@ -199,6 +199,11 @@ extension GuestRealtimeKernelTests {
             }
         }
 
+        /// Measured points as `drive → output` for a failure's message.
+        static func points(_ points: [ResponsePoint]?) -> String {
+            (points ?? []).map { String(format: "%.3f → %.4f", $0.input, $0.output) }.joined(separator: ", ")
+        }
+
         @Test("accelerometer calibration and verification of a periodic vibrator through evdev: its resonance through whole-millisecond periods, dead zone and strength; verified tones as asked")
         func accelerometer() async throws {
             try await HIDGuest.onThread {
@@ -219,7 +224,7 @@ extension GuestRealtimeKernelTests {
                     toneDuration: 0.18, steadyWindow: 0.08, gap: 0.05, tapCapture: 0.12, coarseFrequencies: 8, fineFrequencies: 6, sweepDrive: 0.7,
                     driveLevels: [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1], tapIntensities: [1], tapSharpnesses: [0.5], tapDurationStride: 6,
                     kickGains: [2], kickFractions: [1])
-                let (profile, report) = try { () throws -> (CalibrationProfile, VerificationReport) in
+                let (profile, report, measurement) = try { () throws -> (CalibrationProfile, VerificationReport, ChannelMeasurement?) in
                     let device = try system.openDevice(id)
                     defer { device.close() }
                     let source = AccelerometerSource(
@@ -237,14 +242,14 @@ extension GuestRealtimeKernelTests {
                     source.linearRepetitions = 10
                     source.targetStandardError = 0
                     let result = try Calibrator(plan: plan).calibrate(source)
-                    return (result.profile, try Verifier.verify(result.profile, source: source, plan: plan))
+                    return (result.profile, try Verifier.verify(result.profile, source: source, plan: plan), result.measurements.first)
                 }()
                 // What calibration through evdev must get right: the frequency sweep reaches the device as
                 // whole-millisecond periods and finds the resonance among them, the dead zone, the strength.
                 let channel = profile.channels[0]
                 let f0 = try #require(channel.resonantFrequency)
                 #expect(abs(f0 - lra.resonance) <= 25, "fitted f0 \(f0) Hz, truth \(lra.resonance) Hz")
-                #expect(abs(channel.deadZone - lra.deadZone) <= 0.05, "fitted dead zone \(channel.deadZone), truth \(lra.deadZone)")
+                #expect(abs(channel.deadZone - lra.deadZone) <= 0.05, "fitted dead zone \(channel.deadZone), truth \(lra.deadZone); from rest (drive → g) \(Self.points(measurement?.amplitude)), running \(Self.points(measurement?.runningAmplitude)), noise \(measurement?.noiseFloor ?? -1) g")
                 #expect(abs(channel.fullScaleOutput - lra.peak) / lra.peak <= 0.35, "fitted full scale \(channel.fullScaleOutput) g, truth \(lra.peak) g")
                 #expect(profile.source == .accelerometer && profile.deviceID == id)
                 // Verification played its references through the profile: tones rise in line with what was asked.
@@ -265,7 +270,7 @@ extension GuestRealtimeKernelTests {
                 #expect(unread.count <= short.count / 5, "short events read as nothing: \(unread) of \(short.count)")
                 let periods = Set(pad.records.compactMap { if case .upload(let effect, _, 0) = $0.event { effect.period } else { nil } })
                 #expect(periods.count >= 5, "the sweep reached the device as periods \(periods.sorted())")
-                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references; tones (asked → measured g) "
+                print("evdev: accelerometer calibration of \(id): f0 \(f0) Hz, dead zone \(channel.deadZone) (from rest, drive → g: \(Self.points(measurement?.amplitude))), full scale \(channel.fullScaleOutput) g, periods \(periods.sorted()) ms; verification: tone linearity R² \(String(format: "%.3f", report.toneLinearity.rSquared)), tones \(String(format: "%.1f", toneError * 100)) %, all \(String(format: "%.1f", report.meanError * 100)) % mean error over \(report.all.count) references; tones (asked → measured g) "
                     + report.tones.map { String(format: "%.2f → %.2f", $0.requested, $0.measured) }.joined(separator: ", ")
                     + "; taps and effects " + (report.taps + report.effects).map { "\($0.name) " + String(format: "%.2f → %.2f", $0.requested, $0.measured) }.joined(separator: ", ")
                     + "; tap shape \(profile.transient); band \(String(describing: channel.usableBand)), map \(channel.frequencyResponse.map { String(format: "%.0f:%.2f", $0.frequency, $0.relativeOutput) }), sharpness \(profile.sharpness)")

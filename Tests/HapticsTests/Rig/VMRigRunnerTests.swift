@@ -37,7 +37,11 @@ struct VMRigRunner {
         // The time limit only catches a guest that hangs. A boot takes 1.5–4 minutes under emulation
         // on two shared cores (the other boot and the host's suites run beside it); a limit near that
         // cut off a healthy run on a slower machine.
+        // HAPTICS_VM_GUEST_FILTER (a Swift Testing --filter) runs only the guest tests it names, in one
+        // pass: for chasing one guest test through repeated boots.
+        let only = ProcessInfo.processInfo.environment["HAPTICS_VM_GUEST_FILTER"].flatMap { $0.isEmpty ? nil : [$0] }
         let report = try await VMRig.runGuestTests(
+            filters: only ?? [VMRig.guestSuiteFilter, VMRig.exclusiveGuestSuiteFilter, VMRig.realtimeGuestSuiteFilter],
             kernelArguments: kernelArguments, preparation: [Self.modprobe], timeout: .seconds(600))
         print("vm-rig [\(situation)]: \(report.summary)")
         if ProcessInfo.processInfo.environment["HAPTICS_VM_VERBOSE"] == "1" {
