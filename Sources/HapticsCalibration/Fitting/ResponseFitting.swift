@@ -255,9 +255,11 @@ public enum ResponseFitting {
         let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
         // The start: the first drive that clearly moved it from rest (more than the noise, as for
         // the running points below). One at the noise may or may not have, and the renderer kicks
-        // a sustained vibration to this drive to start it.
+        // a sustained vibration to this drive to start it. Only where a running sweep was made: without
+        // one, the curve itself starts where the output does (it predicts the silent drives too), and a
+        // start above it would only make the renderer kick an actuator that has no stiction.
         let clearly = up[chosen.start...].first { $0.output * $0.output > 1.6 * floor * floor }?.input
-        let start = chosen.start > 0 ? (clearly ?? up[chosen.start].input) : nil
+        let start = chosen.start > 0 && !down.isEmpty ? (clearly ?? up[chosen.start].input) : nil
         // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
         // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })

@@ -195,6 +195,8 @@ struct CalibrationResponseModelTests {
         let fit = try #require(ResponseFitting.fitResponse(fromRest: points, noiseFloor: 0))
         #expect(fit.deadZone >= 0.095 && fit.deadZone < 0.15, "dead zone \(fit.deadZone), truth 0.1")
         #expect(fit.output(atDrive: 0.1) < 0.01, "the curve gives \(fit.output(atDrive: 0.1)) g where nothing was read")
+        // Nothing shows a start from rest above where the curve starts: no kick to a start drive.
+        #expect(fit.startDrive == nil && fit.stopDrive == nil, "start \(String(describing: fit.startDrive)), stop \(String(describing: fit.stopDrive))")
         // A running sweep that saw output under the start lets the curve start lower (the hysteresis test).
         let running = [ResponsePoint(input: 0.1, output: 0.05), ResponsePoint(input: 0.05, output: 0.01)]
         let hysteresis = try #require(ResponseFitting.fitResponse(fromRest: points, running: running, noiseFloor: 0))
