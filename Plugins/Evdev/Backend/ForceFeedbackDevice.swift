@@ -75,11 +75,11 @@ final class ForceFeedbackDevice: DeviceDriver, LosableDevice {
     let input: DiscoveredInput
     private let backend: EvdevBackend
     private let renderer: EffectRenderer
-    private let shared: Guarded<State>
-    private let worker: PosixThread
+    private let worker: DeviceWorker<State>
+    private var shared: Guarded<State> { worker.shared }
 
     /// Everything the host's calls and the worker share, behind one lock.
-    struct State {
+    struct State: WorkerState {
         /// The open descriptor while awake, -1 asleep.
         var fd: Int32 = -1
         /// The kernel's id of the effect, -1 when none is uploaded.
@@ -148,15 +148,9 @@ final class ForceFeedbackDevice: DeviceDriver, LosableDevice {
         self.input = input
         self.backend = backend
         self.renderer = input.renderer
-        let shared = Guarded(State())
-        self.shared = shared
         let snapshot = input
-        do throws(ThreadStartError) {
-            worker = try PosixThread.start(name: "haptics-evdev") {
-                Self.workerLoop(shared: shared, input: snapshot)
-            }
-        } catch {
-            throw BackendFailure(error)
+        worker = try DeviceWorker(name: "haptics-evdev", initial: State()) { shared in
+            Self.workerLoop(shared: shared, input: snapshot)
         }
     }
 
@@ -267,7 +261,7 @@ final class ForceFeedbackDevice: DeviceDriver, LosableDevice {
     }
 
     func close() {
-        shared.locked { state in
+        worker.finish { state in
             state.desired = nil
             state.line.removeAll()
             state.lineClock = nil
@@ -279,24 +273,13 @@ final class ForceFeedbackDevice: DeviceDriver, LosableDevice {
                 try? shutdown(&state)
             }
         }
-        shared.broadcast()
-        worker.join()
         backend.registry.closed(self)
     }
 
     /// Marks the device gone (its input device disappeared, or a call failed with ENODEV): the worker
     /// closes the descriptor without writing, and every later call fails.
     @discardableResult
-    func markLost(_ message: String) -> BackendFailure {
-        let failure = BackendFailure(code: ENODEV, message)
-        let first = shared.locked { state -> BackendFailure in
-            if let lost = state.lost { return lost }
-            state.lost = failure
-            return failure
-        }
-        shared.broadcast()
-        return first
-    }
+    func markLost(_ message: String) -> BackendFailure { worker.markLost(message) }
 
     // MARK: Under the lock
 

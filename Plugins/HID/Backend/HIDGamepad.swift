@@ -63,8 +63,8 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
     /// The controller as discovered.
     let gamepad: DiscoveredGamepad
     private let backend: HIDBackend
-    private let shared: Guarded<WriterState>
-    private let writer: PosixThread
+    private let writer: DeviceWorker<WriterState>
+    private var shared: Guarded<WriterState> { writer.shared }
 
     /// An open handle, what the set-up chose for it, and its stop-guard registration.
     final class Session: Sendable {
@@ -125,7 +125,7 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
     }
 
     /// Everything the host's calls and the writer share, behind one lock.
-    struct WriterState {
+    struct WriterState: WorkerState {
         /// The transport discipline.
         var schedule: WriteSchedule
         /// The open handle while awake; `nil` asleep.
@@ -179,6 +179,9 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
             writerWakesAt = due
             timer.arm(at: due)
         }
+
+        /// A lost controller: the writer, asleep on its timer, closes the handle now.
+        mutating func workerMustLook(now: UInt64) { wakeWriter(now: now) }
 
         /// Marks a write in flight and takes its sequence number (the counter moves on).
         mutating func beginWrite() -> UInt8 {
@@ -240,15 +243,9 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         self.backend = backend
         writesOnCaller = gamepad.transport == .bluetooth
         let timer = DeadlineTimer()
-        let shared = Guarded(WriterState(schedule: Self.schedule(for: gamepad, lastWrite: nil), timer: timer))
-        self.shared = shared
         let snapshot = gamepad
-        do throws(ThreadStartError) {
-            writer = try PosixThread.start(name: "haptics-hid-wr") {
-                Self.writerLoop(shared: shared, timer: timer, gamepad: snapshot)
-            }
-        } catch {
-            throw BackendFailure(error)
+        writer = try DeviceWorker(name: "haptics-hid-wr", initial: WriterState(schedule: Self.schedule(for: gamepad, lastWrite: nil), timer: timer)) { shared in
+            Self.writerLoop(shared: shared, timer: timer, gamepad: snapshot)
         }
     }
 
@@ -394,29 +391,18 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
     }
 
     func close() {
-        shared.locked { state in
+        writer.finish { state in
             if state.session != nil { state.schedule.beginClosing() }
             state.terminate = true
             state.wakeWriter(now: Monotonic.now())
         }
-        writer.join()
         backend.registry.closed(self)
     }
 
     /// Marks the controller gone (the backend saw its node disappear, or a write failed with
     /// ENODEV): the writer closes the handle without writing, and every later call fails.
     @discardableResult
-    func markLost(_ message: String) -> BackendFailure {
-        let failure = BackendFailure(code: ENODEV, message)
-        let first = shared.locked { state -> BackendFailure in
-            if let lost = state.lost { return lost }
-            state.lost = failure
-            state.wakeWriter(now: Monotonic.now())
-            return failure
-        }
-        shared.broadcast()  // a wake waiting for the writer's close stops waiting
-        return first
-    }
+    func markLost(_ message: String) -> BackendFailure { writer.markLost(message) }
 
     /// The rumble state a frame asks for: channel 0 strong, 1 weak, 2 left trigger, 3 right trigger
     /// (where the family has them); a frequency of 0 means the channel's default.
