@@ -64,11 +64,11 @@ let package = Package(
         .target(
             name: "HapticsPluginKit",
             dependencies: ["CHapticsABI", "HapticsSupport"]),
-        .target(name: "HapticsNullBackend", dependencies: ["HapticsPluginKit"], path: "Plugins/Null"),
+        .target(name: "HapticsNullBackend", dependencies: ["CHapticsABI", "HapticsPluginKit"], path: "Plugins/Null"),
         // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
         .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport"], path: "Plugins/Recording/Format"),
         .target(
-            name: "HapticsRecordingBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat"], path: "Plugins/Recording",
+            name: "HapticsRecordingBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat"], path: "Plugins/Recording",
             exclude: ["Format"]),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
@@ -76,20 +76,20 @@ let package = Package(
         .executableTarget(name: "haptics-stop-guard", dependencies: ["HapticsStopGuard"], path: "Plugins/StopGuard/Supervisor"),
         .target(name: "HIDReports", path: "Plugins/HID/Reports"),
         .target(
-            name: "HapticsHIDBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
+            name: "HapticsHIDBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
             path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
+            name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/GPIO/Backend"),
         // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
         // ioctl shim, and the libudev backend.
         .target(name: "EvdevEffects", path: "Plugins/Evdev/Effects"),
         .target(name: "CEvdevShim", path: "Plugins/Evdev/Shim"),
         .target(
-            name: "HapticsEvdevBackend", dependencies: ["HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
+            name: "HapticsEvdevBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
             path: "Plugins/Evdev/Backend"),
         .systemLibrary(
             name: "CUdev", path: "Plugins/CUdev", pkgConfig: "libudev",
@@ -141,7 +141,9 @@ let package = Package(
                 "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"),
             ]),
-        .executableTarget(name: "haptics-bench", dependencies: ["Haptics", "HapticsSupport", "HapticsTools", "HapticsBus"]),
+        .executableTarget(
+            name: "haptics-bench",
+            dependencies: ["Haptics", "HapticsSupport", "HapticsTools", "HapticsBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // A program written against the public API only, run by the tests with and without hapticsd.
         .executableTarget(name: "haptics-impact-example", dependencies: ["Haptics"], path: "Examples/Swift/ImpactExample"),
 

@@ -9,8 +9,7 @@ import Glibc
 
 /// The core's benchmarks, on this machine, against the recording backend.
 enum CoreBenchmarks {
-    static func run(arguments: [String]) throws {
-        let quick = arguments.contains("--quick")
+    static func run(quick: Bool) throws {
         print("haptics-bench core\(quick ? " (quick)" : "") — \(ProcessInfo.processInfo.activeProcessorCount) cores, pid \(getpid())\n")
         try pluginLoad(runs: quick ? 5 : 30)
         try triggerLatency(samples: quick ? 40 : 300)

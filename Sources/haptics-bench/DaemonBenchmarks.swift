@@ -13,8 +13,7 @@ import Glibc
 /// recording backend: a call's way to the frame through the service beside the in-process path,
 /// how fast a killed client's pattern stops, and 50 clients triggering at 100 Hz each.
 enum DaemonBenchmarks {
-    static func run(arguments: [String]) throws {
-        let quick = arguments.contains("--quick")
+    static func run(quick: Bool) throws {
         print("haptics-bench hapticsd\(quick ? " (quick)" : "") — \(ProcessInfo.processInfo.activeProcessorCount) cores, pid \(getpid())\n")
         let bus = try PrivateBus()
         try latency(bus, samples: quick ? 40 : 300)

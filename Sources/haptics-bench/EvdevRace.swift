@@ -29,18 +29,11 @@ import Glibc
 ///
 /// Options: `--rounds N` (default 150), `--no-sdl`.
 enum EvdevRace {
-    static func run(arguments: [String]) throws {
-        var rounds = 150, useSDL = true
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--rounds":
-                guard let value = rest.popFirst().flatMap({ Int($0) }), value > 0 else { throw BenchError("--rounds takes a positive number") }
-                rounds = value
-            case "--no-sdl": useSDL = false
-            default: throw BenchError("evdev-race: unknown option \(argument); options: --rounds N, --no-sdl")
-            }
-        }
+    /// `--rounds N`, `--no-sdl`.
+    typealias Options = RaceOptions
+
+    static func run(_ options: Options) throws {
+        let rounds = options.rounds, useSDL = !options.noSDL
         print("haptics-bench evdev-race — \(ProcessInfo.processInfo.activeProcessorCount) CPU(s), kernel \(HIDRace.kernelRelease()), \(rounds) rounds\n")
         guard access("/dev/uinput", R_OK | W_OK) == 0 else {
             throw BenchError("evdev-race needs /dev/uinput (root, modprobe uinput evdev): run it inside the VM rig with Scripts/bench-evdev")
@@ -50,11 +43,11 @@ enum EvdevRace {
         let node = try pad.eventNode(timeout: 10)
         print("virtual pad (uinput, FF_RUMBLE) at \(node)")
 
-        var sdl: SDLJoystick?
+        var sdl: SDLRumble?
         if useSDL {
             setenv("SDL_JOYSTICK_HIDAPI", "0", 1)
             setenv("SDL_JOYSTICK_DISABLE_UDEV", "1", 1)
-            sdl = try SDLJoystick(namePart: "haptics-bench")
+            sdl = try SDLRumble(.joystick, namePart: "haptics-bench")
             print("SDL \(sdl!.version): \(sdl!.name), rumble through evdev")
         }
         let system = HapticSystem()
@@ -146,7 +139,7 @@ enum EvdevRace {
             return arrival.map { $0 - start }
         }
 
-        func sdlRumble(_ client: SDLJoystick) throws -> UInt64? {
+        func sdlRumble(_ client: SDLRumble) throws -> UInt64? {
             let start = pad.arm(.on)
             try client.rumble(low: 0xFFFF, high: 0)
             let arrival = pad.wait(timeout: 1)
@@ -474,69 +467,5 @@ final class BareEvdev {
         guard !closed else { return }
         closed = true
         Glibc.close(fd)
-    }
-}
-
-/// SDL2's joystick API, loaded at run time: the first joystick whose name contains `namePart`.
-final class SDLJoystick {
-    private let joystick: OpaquePointer
-    private let rumbleFunction: @convention(c) (OpaquePointer, UInt16, UInt16, UInt32) -> Int32
-    private let closeFunction: @convention(c) (OpaquePointer) -> Void
-    private let quitFunction: @convention(c) () -> Void
-    private let errorFunction: @convention(c) () -> UnsafePointer<CChar>?
-    private var closed = false
-    let name: String
-    let version: String
-
-    init(namePart: String) throws {
-        guard let library = dlopen("libSDL2-2.0.so.0", RTLD_NOW | RTLD_LOCAL) else {
-            throw BenchError("dlopen libSDL2-2.0.so.0: \(String(cString: dlerror())) (apt-get install libsdl2-2.0-0, or pass --no-sdl)")
-        }
-        let initialize = try cFunction(library, "SDL_Init", as: (@convention(c) (UInt32) -> Int32).self)
-        errorFunction = try cFunction(library, "SDL_GetError", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
-        let getVersion = try cFunction(library, "SDL_GetVersion", as: (@convention(c) (UnsafeMutablePointer<UInt8>) -> Void).self)
-        let count = try cFunction(library, "SDL_NumJoysticks", as: (@convention(c) () -> Int32).self)
-        let nameForIndex = try cFunction(library, "SDL_JoystickNameForIndex", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
-        let open = try cFunction(library, "SDL_JoystickOpen", as: (@convention(c) (Int32) -> OpaquePointer?).self)
-        let hasRumble = try cFunction(library, "SDL_JoystickHasRumble", as: (@convention(c) (OpaquePointer) -> Int32).self)
-        let update = try cFunction(library, "SDL_JoystickUpdate", as: (@convention(c) () -> Void).self)
-        rumbleFunction = try cFunction(library, "SDL_JoystickRumble", as: (@convention(c) (OpaquePointer, UInt16, UInt16, UInt32) -> Int32).self)
-        closeFunction = try cFunction(library, "SDL_JoystickClose", as: (@convention(c) (OpaquePointer) -> Void).self)
-        quitFunction = try cFunction(library, "SDL_Quit", as: (@convention(c) () -> Void).self)
-        var parts = [UInt8](repeating: 0, count: 3)
-        getVersion(&parts)
-        version = parts.map(String.init).joined(separator: ".")
-        guard initialize(0x200) == 0 else { throw BenchError("SDL_Init(JOYSTICK): \(String(cString: errorFunction()!))") }
-        var found: (Int32, String)?
-        let deadline = Monotonic.now() + 5_000_000_000
-        while found == nil, Monotonic.now() < deadline {
-            update()
-            for index in 0..<count() {
-                let name = nameForIndex(index).map { String(cString: $0) } ?? ""
-                if name.contains(namePart) { found = (index, name) }
-            }
-            if found == nil { HIDRace.pause(0.05) }
-        }
-        guard let (index, name) = found else {
-            quitFunction()
-            throw BenchError("SDL lists no joystick named '\(namePart)' (\(count()) joystick(s))")
-        }
-        guard let joystick = open(index) else { throw BenchError("SDL_JoystickOpen: \(String(cString: errorFunction()!))") }
-        guard hasRumble(joystick) != 0 else { throw BenchError("SDL says \(name) has no rumble") }
-        self.joystick = joystick
-        self.name = name
-    }
-
-    func rumble(low: UInt16, high: UInt16) throws {
-        guard rumbleFunction(joystick, low, high, 0) == 0 else {
-            throw BenchError("SDL_JoystickRumble: \(String(cString: errorFunction()!))")
-        }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        closeFunction(joystick)
-        quitFunction()
     }
 }

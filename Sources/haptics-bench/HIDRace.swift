@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import Haptics
@@ -34,8 +35,7 @@ import Glibc
 /// Options: `--rounds N` (default 150), `--descriptor PATH` (default the fixture under
 /// `Tests/Fixtures/hid-descriptors`), `--no-sdl`.
 enum HIDRace {
-    static func run(arguments: [String]) throws {
-        let options = try Options(arguments)
+    static func run(_ options: Options) throws {
         print("haptics-bench hid-race — \(ProcessInfo.processInfo.activeProcessorCount) CPU(s), kernel \(kernelRelease()), \(options.rounds) rounds\n")
         guard access("/dev/uhid", R_OK | W_OK) == 0 else {
             throw BenchError("hid-race needs /dev/uhid (root, modprobe uhid): run it inside the VM rig with Scripts/bench-hid")
@@ -50,11 +50,11 @@ enum HIDRace {
         print("virtual DualShock 4 (Bluetooth-declared) at \(node), driver \(pad.driverName() ?? "none")")
 
         // SDL first (it must find the pad at SDL_Init), then swift-haptics, then the bare hidapi handle.
-        var sdl: SDLClient?
+        var sdl: SDLRumble?
         if options.sdl {
             setenv("SDL_HIDAPI_JOYSTICK_DISABLE_UDEV", "1", 1)
             setenv("SDL_JOYSTICK_DISABLE_UDEV", "1", 1)
-            sdl = try SDLClient(namePart: "PS4")
+            sdl = try SDLRumble(.gameController, namePart: "PS4", missingHint: "; is the pad Bluetooth-declared and answering feature 0x12?")
             print("SDL \(sdl!.version): \(sdl!.name)")
         }
         let system = HapticSystem()
@@ -148,7 +148,7 @@ enum HIDRace {
             return arrival.map { $0 - start }
         }
 
-        func sdlRumble(_ client: SDLClient) throws -> UInt64? {
+        func sdlRumble(_ client: SDLRumble) throws -> UInt64? {
             let start = pad.arm { $0.count == 32 && $0[0] == 0x05 && $0[5] != 0 }
             try client.rumble(low: 0xFFFF, high: 0)
             let arrival = pad.wait(timeout: 1)
@@ -211,28 +211,12 @@ enum HIDRace {
 
     // MARK: - Set-up
 
-    struct Options {
-        var rounds = 150
+    struct Options: ParsableArguments {
+        @OptionGroup var race: RaceOptions
+        @Option(help: "The pad's report descriptor (a fixture: hex bytes, # comments).")
         var descriptor = "Tests/Fixtures/hid-descriptors/ds4_054c_05c4_bt_hidtools.rdesc.txt"
-        var sdl = true
-
-        init(_ arguments: [String]) throws {
-            var rest = arguments[...]
-            while let argument = rest.popFirst() {
-                switch argument {
-                case "--rounds":
-                    guard let value = rest.popFirst().flatMap({ Int($0) }), value > 0 else { throw BenchError("--rounds takes a positive number") }
-                    rounds = value
-                case "--descriptor":
-                    guard let value = rest.popFirst() else { throw BenchError("--descriptor takes a path") }
-                    descriptor = value
-                case "--no-sdl":
-                    sdl = false
-                default:
-                    throw BenchError("hid-race: unknown option \(argument); options: --rounds N, --descriptor PATH, --no-sdl")
-                }
-            }
-        }
+        var rounds: Int { race.rounds }
+        var sdl: Bool { !race.noSDL }
     }
 
     /// The bytes of a descriptor fixture: whitespace-separated hex, `#` comment lines.
@@ -476,113 +460,5 @@ final class VirtualPad: @unchecked Sendable {
 
     static func get32(_ buffer: [UInt8], _ offset: Int) -> UInt32 {
         (0..<4).reduce(UInt32(0)) { $0 | UInt32(buffer[offset + $1]) << (8 * UInt32($1)) }
-    }
-}
-
-// MARK: - The other clients
-
-/// Looks up `symbol` in `library` as a C function of type `T`.
-func cFunction<T>(_ library: UnsafeMutableRawPointer, _ symbol: String, as type: T.Type) throws -> T {
-    guard let pointer = dlsym(library, symbol) else { throw BenchError("dlsym \(symbol): \(String(cString: dlerror()))") }
-    return unsafeBitCast(pointer, to: type)
-}
-
-/// A bare hidapi handle on the node: `hid_open_path` once, then `hid_write` per sample.
-final class HIDAPIClient {
-    private let device: OpaquePointer
-    private let writeFunction: @convention(c) (OpaquePointer, UnsafePointer<UInt8>, Int) -> Int32
-    private let closeFunction: @convention(c) (OpaquePointer) -> Void
-    private var closed = false
-
-    init(path: String) throws {
-        guard let library = dlopen("libhidapi-hidraw.so.0", RTLD_NOW | RTLD_LOCAL) else {
-            throw BenchError("dlopen libhidapi-hidraw.so.0: \(String(cString: dlerror())) (apt-get install libhidapi-hidraw0)")
-        }
-        let initialize = try cFunction(library, "hid_init", as: (@convention(c) () -> Int32).self)
-        let openPath = try cFunction(library, "hid_open_path", as: (@convention(c) (UnsafePointer<CChar>) -> OpaquePointer?).self)
-        writeFunction = try cFunction(library, "hid_write", as: (@convention(c) (OpaquePointer, UnsafePointer<UInt8>, Int) -> Int32).self)
-        closeFunction = try cFunction(library, "hid_close", as: (@convention(c) (OpaquePointer) -> Void).self)
-        _ = initialize()
-        guard let device = openPath(path) else { throw BenchError("hid_open_path(\(path)) failed") }
-        self.device = device
-    }
-
-    func write(_ report: [UInt8]) throws {
-        let written = report.withUnsafeBufferPointer { writeFunction(device, $0.baseAddress!, $0.count) }
-        guard written == Int32(report.count) else { throw BenchError("hid_write returned \(written)") }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        closeFunction(device)
-    }
-}
-
-/// SDL2's game controller API, loaded at run time: the first game controller whose name contains
-/// `namePart`, opened for rumble.
-final class SDLClient {
-    private let controller: OpaquePointer
-    private let rumbleFunction: @convention(c) (OpaquePointer, UInt16, UInt16, UInt32) -> Int32
-    private let closeFunction: @convention(c) (OpaquePointer) -> Void
-    private let quitFunction: @convention(c) () -> Void
-    private let errorFunction: @convention(c) () -> UnsafePointer<CChar>?
-    private var closed = false
-    /// The controller's name as SDL reports it.
-    let name: String
-    /// SDL's version, `2.26.5`.
-    let version: String
-
-    init(namePart: String) throws {
-        guard let library = dlopen("libSDL2-2.0.so.0", RTLD_NOW | RTLD_LOCAL) else {
-            throw BenchError("dlopen libSDL2-2.0.so.0: \(String(cString: dlerror())) (apt-get install libsdl2-2.0-0, or pass --no-sdl)")
-        }
-        let initialize = try cFunction(library, "SDL_Init", as: (@convention(c) (UInt32) -> Int32).self)
-        errorFunction = try cFunction(library, "SDL_GetError", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
-        let getVersion = try cFunction(library, "SDL_GetVersion", as: (@convention(c) (UnsafeMutablePointer<UInt8>) -> Void).self)
-        let count = try cFunction(library, "SDL_NumJoysticks", as: (@convention(c) () -> Int32).self)
-        let isController = try cFunction(library, "SDL_IsGameController", as: (@convention(c) (Int32) -> Int32).self)
-        let nameForIndex = try cFunction(library, "SDL_GameControllerNameForIndex", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
-        let open = try cFunction(library, "SDL_GameControllerOpen", as: (@convention(c) (Int32) -> OpaquePointer?).self)
-        let hasRumble = try cFunction(library, "SDL_GameControllerHasRumble", as: (@convention(c) (OpaquePointer) -> Int32).self)
-        let update = try cFunction(library, "SDL_GameControllerUpdate", as: (@convention(c) () -> Void).self)
-        rumbleFunction = try cFunction(library, "SDL_GameControllerRumble", as: (@convention(c) (OpaquePointer, UInt16, UInt16, UInt32) -> Int32).self)
-        closeFunction = try cFunction(library, "SDL_GameControllerClose", as: (@convention(c) (OpaquePointer) -> Void).self)
-        quitFunction = try cFunction(library, "SDL_Quit", as: (@convention(c) () -> Void).self)
-        var parts = [UInt8](repeating: 0, count: 3)
-        getVersion(&parts)
-        version = parts.map(String.init).joined(separator: ".")
-        guard initialize(0x2000) == 0 else { throw BenchError("SDL_Init(GAMECONTROLLER): \(String(cString: errorFunction()!))") }
-        var found: (Int32, String)?
-        let deadline = Monotonic.now() + 5_000_000_000
-        while found == nil, Monotonic.now() < deadline {
-            update()
-            for index in 0..<count() where isController(index) != 0 {
-                let name = nameForIndex(index).map { String(cString: $0) } ?? ""
-                if name.contains(namePart) { found = (index, name) }
-            }
-            if found == nil { HIDRace.pause(0.05) }
-        }
-        guard let (index, name) = found else {
-            quitFunction()
-            throw BenchError("SDL lists no game controller named '\(namePart)' (\(count()) joystick(s)); is the pad Bluetooth-declared and answering feature 0x12?")
-        }
-        guard let controller = open(index) else { throw BenchError("SDL_GameControllerOpen: \(String(cString: errorFunction()!))") }
-        guard hasRumble(controller) != 0 else { throw BenchError("SDL says \(name) has no rumble") }
-        self.controller = controller
-        self.name = name
-    }
-
-    func rumble(low: UInt16, high: UInt16) throws {
-        guard rumbleFunction(controller, low, high, 0) == 0 else {
-            throw BenchError("SDL_GameControllerRumble: \(String(cString: errorFunction()!))")
-        }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        closeFunction(controller)
-        quitFunction()
     }
 }

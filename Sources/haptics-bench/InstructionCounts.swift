@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Haptics
 import Synchronization
@@ -33,7 +34,7 @@ import Glibc
 /// both, so one run prints before and after side by side.
 enum InstructionCounts {
     /// What is counted: a trigger, on a device prepared just before (the prepared fast path).
-    enum Scenario: String, CaseIterable {
+    enum Scenario: String, CaseIterable, ExpressibleByArgument {
         case impact, selection, player, deviceSubmit = "device-submit", backendSubmit = "backend-submit"
 
         var title: String {
@@ -47,53 +48,56 @@ enum InstructionCounts {
         }
     }
 
-    enum Mode: String { case caller, all, idle }
+    enum Mode: String, ExpressibleByArgument { case caller, all, idle }
 
     // MARK: - The parent
 
-    struct Build {
+    struct Build: ExpressibleByArgument {
         let label: String
         let directory: String
-    }
 
-    struct Options {
-        var builds: [Build] = []
-        var iterations = 20
-        var settle = 0.25
-        var scenarios = Scenario.allCases
+        init(label: String, directory: String) {
+            self.label = label
+            self.directory = directory
+        }
 
-        init(_ arguments: [String]) throws {
-            var rest = arguments[...]
-            while let argument = rest.popFirst() {
-                switch argument {
-                case "--build":
-                    guard let value = rest.popFirst(), let equals = value.firstIndex(of: "=") else {
-                        throw BenchError("--build takes LABEL=DIRECTORY")
-                    }
-                    builds.append(Build(label: String(value[..<equals]), directory: String(value[value.index(after: equals)...])))
-                case "--iterations":
-                    guard let value = rest.popFirst().flatMap({ Int($0) }), value > 0 else { throw BenchError("--iterations takes a positive number") }
-                    iterations = value
-                case "--settle":
-                    guard let value = rest.popFirst().flatMap({ Double($0) }), value > 0 else { throw BenchError("--settle takes seconds") }
-                    settle = value
-                case "--only":
-                    guard let value = rest.popFirst() else { throw BenchError("--only takes scenario names") }
-                    scenarios = try value.split(separator: ",").map { name in
-                        guard let scenario = Scenario(rawValue: String(name)) else {
-                            throw BenchError("no scenario \(name); scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
-                        }
-                        return scenario
-                    }
-                default:
-                    throw BenchError("instructions: unknown option \(argument); options: --build LABEL=DIR (repeatable), --iterations N, --settle SECONDS, --only a,b")
-                }
-            }
+        /// `LABEL=DIRECTORY`.
+        init?(argument: String) {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else { return nil }
+            label = String(argument[..<equals])
+            directory = String(argument[argument.index(after: equals)...])
         }
     }
 
-    static func run(arguments: [String]) throws {
-        var options = try Options(arguments)
+    struct Options: ParsableArguments {
+        @Option(name: .customLong("build"), help: "LABEL=DIRECTORY of a build to count (repeatable; default this executable's).")
+        var builds: [Build] = []
+        @Option(help: "Counted cycles per figure.") var iterations = 20
+        @Option(help: "Seconds each cycle lets the effect play out and the device go idle.") var settle = 0.25
+        @Option(name: .customLong("only"), help: "Scenarios, comma-separated (\(Scenario.allCases.map(\.rawValue).joined(separator: ", "))).")
+        var scenarioList: ScenarioList = ScenarioList(scenarios: Scenario.allCases)
+        var scenarios: [Scenario] { scenarioList.scenarios }
+
+        func validate() throws {
+            guard iterations > 0 else { throw ValidationError("--iterations takes a positive number, not \(iterations)") }
+            guard settle > 0 else { throw ValidationError("--settle takes seconds above 0, not \(settle)") }
+        }
+    }
+
+    /// `--only a,b`: the scenarios to count.
+    struct ScenarioList: ExpressibleByArgument {
+        var scenarios: [Scenario]
+        init(scenarios: [Scenario]) { self.scenarios = scenarios }
+        init?(argument: String) {
+            let found = argument.split(separator: ",").map { Scenario(rawValue: String($0)) }
+            guard !found.isEmpty, found.allSatisfy({ $0 != nil }) else { return nil }
+            scenarios = found.compactMap { $0 }
+        }
+        var defaultValueDescription: String { "all" }
+    }
+
+    static func run(_ given: Options) throws {
+        var options = given
         let candidates: [String] = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"]
         guard let valgrind = candidates.first(where: { path in access(path, X_OK) == 0 }) else {
             throw BenchError("instructions needs valgrind (apt-get install valgrind); Scripts/bench-instructions sets everything up")
@@ -199,11 +203,8 @@ enum InstructionCounts {
     // MARK: - The child, under callgrind
 
     /// `count-child SCENARIO MODE ITERATIONS SETTLE PLUGIN_DIRECTORY`.
-    static func child(arguments: [String]) throws {
-        guard arguments.count == 5, let scenario = Scenario(rawValue: arguments[0]), let mode = Mode(rawValue: arguments[1]),
-            let iterations = Int(arguments[2]), let settle = Double(arguments[3])
-        else { throw BenchError("count-child SCENARIO MODE ITERATIONS SETTLE PLUGIN_DIRECTORY") }
-        let system = HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [arguments[4]]), daemon: .never))
+    static func child(scenario: Scenario, mode: Mode, iterations: Int, settle: Double, pluginDirectory: String) throws {
+        let system = HapticSystem(configuration: .init(searchPath: PluginSearchPath(directories: [pluginDirectory]), daemon: .never))
         let device = try system.openDevice("null:0")
         let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
         engine.isAutoShutdownEnabled = false

@@ -1,4 +1,15 @@
+import ArgumentParser
 import Foundation
+
+/// What both races take: how many rounds, and whether SDL2 runs beside.
+struct RaceOptions: ParsableArguments {
+    @Option(help: "Rounds; each client triggers once per round, the clients alternated.") var rounds = 150
+    @Flag(name: .customLong("no-sdl"), help: "Leave SDL2 out (when libSDL2 is not installed).") var noSDL = false
+
+    func validate() throws {
+        guard rounds > 0 else { throw ValidationError("--rounds takes a positive number, not \(rounds)") }
+    }
+}
 
 /// The results of a latency race (`hid-race`, `evdev-race`): each client's trigger-to-hardware times,
 /// printed as one table against the bare write and SDL2, and the goals judged from them.
