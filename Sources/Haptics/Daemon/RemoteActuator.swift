@@ -11,9 +11,9 @@ import Glibc
 final class RemoteActuator: Actuator {
     let description: DeviceDescription
     /// The connection to the service.
-    let client: DaemonClient
+    let client: ServiceLink
 
-    init(description: DeviceDescription, client: DaemonClient) {
+    init(description: DeviceDescription, client: ServiceLink) {
         self.description = description
         self.client = client
     }

@@ -5,12 +5,12 @@ import Synchronization
 /// sent to the service as patterns, effect names and commands; it renders and schedules them.
 /// Engine times are `CLOCK_MONOTONIC` seconds in both processes, so scheduled starts keep their meaning.
 final class RemoteEngine: Sendable {
-    let client: DaemonClient
+    let client: ServiceLink
     let deviceIDs: [String]
     /// One-shot plays (effects, fire-and-forget patterns) not yet ended, so ``stopAll()`` reaches them.
     private let oneShots = Mutex<Set<UInt64>>([])
 
-    init(client: DaemonClient, deviceIDs: [String]) {
+    init(client: ServiceLink, deviceIDs: [String]) {
         self.client = client
         self.deviceIDs = deviceIDs
     }

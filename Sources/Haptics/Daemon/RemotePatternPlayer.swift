@@ -5,7 +5,7 @@ import Synchronization
 /// every call a command to the service. Property values the app set are kept here, so reading them
 /// costs no round trip; ``currentTime`` asks the service.
 final class RemotePatternPlayer: HapticAdvancedPatternPlayer {
-    private let client: DaemonClient
+    private let client: ServiceLink
     private let ids: [UInt64]
     private struct State {
         var muted = false
@@ -21,7 +21,7 @@ final class RemotePatternPlayer: HapticAdvancedPatternPlayer {
 
     private let state = Mutex(State())
 
-    init(client: DaemonClient, ids: [UInt64]) {
+    init(client: ServiceLink, ids: [UInt64]) {
         self.client = client
         self.ids = ids
     }

@@ -10,16 +10,16 @@ import Synchronization
 ///
 /// The core links no D-Bus library: the plugin does (sd-bus). The table it fills works at the level
 /// of the service's API (devices, effects, AHAP patterns, players); drive frames never cross it.
-final class DaemonClient: @unchecked Sendable {
+final class ServiceLink: @unchecked Sendable {
     // `table` is written once by the plugin's fill and only read afterwards; `host` is thread-safe.
     private let table: haptics_client_v1
-    private let host: DaemonClientHost
+    private let host: ServiceLinkHost
     /// The service this client is connected to.
     let info: HapticSystem.DaemonInfo
     /// The plugin file.
     let path: String
 
-    private init(table: haptics_client_v1, host: DaemonClientHost, info: HapticSystem.DaemonInfo, path: String) {
+    private init(table: haptics_client_v1, host: ServiceLinkHost, info: HapticSystem.DaemonInfo, path: String) {
         self.table = table
         self.host = host
         self.info = info
@@ -31,7 +31,7 @@ final class DaemonClient: @unchecked Sendable {
     }
 
     /// Loads the client plugin from `searchPath` and connects; the failure says why hapticsd is not used.
-    static func connect(searchPath: PluginSearchPath, settings: [String: String], logger: Logger) -> Result<DaemonClient, DaemonUnavailable> {
+    static func connect(searchPath: PluginSearchPath, settings: [String: String], logger: Logger) -> Result<ServiceLink, DaemonUnavailable> {
         let name = HAPTICS_CLIENT_PLUGIN_NAME
         guard let path = searchPath.directories.map({ $0 + "/" + name }).first(where: { access($0, F_OK) == 0 }) else {
             return .failure(DaemonUnavailable(reason: "the client plugin \(name) is not on the plugin search path"))
@@ -43,7 +43,7 @@ final class DaemonClient: @unchecked Sendable {
             return .failure(DaemonUnavailable(reason: "\(error)"))
         }
         let fill = unsafeBitCast(symbol, to: haptics_client_fill_v1_fn.self)
-        let host = DaemonClientHost(settings: settings, logger: logger)
+        let host = ServiceLinkHost(settings: settings, logger: logger)
         var table = haptics_client_v1()
         let rc = fill(host.table, &table, MemoryLayout<haptics_client_v1>.size)
         guard rc == 0 else { return .failure(DaemonUnavailable(reason: "\(path): the client plugin failed to start (\(describeErrno(-rc)))")) }
@@ -72,7 +72,7 @@ final class DaemonClient: @unchecked Sendable {
         }
         let info = HapticSystem.DaemonInfo(
             processID: Int(daemon.pid), uniqueName: cString(daemon.unique_name), bus: cString(daemon.bus), version: cString(daemon.version))
-        return .success(DaemonClient(table: table, host: host, info: info, path: path))
+        return .success(ServiceLink(table: table, host: host, info: info, path: path))
     }
 
     // MARK: - Calls
@@ -206,7 +206,7 @@ enum DaemonEvent: Sendable {
 
 /// The host side of the client plugin: the `haptics_client_host_v1` it calls back through, its
 /// configuration strings and where its callbacks go.
-final class DaemonClientHost: @unchecked Sendable {
+final class ServiceLinkHost: @unchecked Sendable {
     // `table` is written once in init; the rest is behind Mutexes.
     let table: UnsafeMutablePointer<haptics_client_host_v1>
     private let settings: [String: String]
@@ -223,19 +223,19 @@ final class DaemonClientHost: @unchecked Sendable {
         table.pointee.abi_version = HAPTICS_CLIENT_ABI_VERSION
         table.pointee.struct_size = UInt32(MemoryLayout<haptics_client_host_v1>.size)
         table.pointee.context = Unmanaged.passUnretained(self).toOpaque()
-        table.pointee.get_config = { context, key in DaemonClientHost.from(context).configuration(String(cString: key)) }
+        table.pointee.get_config = { context, key in ServiceLinkHost.from(context).configuration(String(cString: key)) }
         table.pointee.log = { context, level, message in
-            let host = DaemonClientHost.from(context)
+            let host = ServiceLinkHost.from(context)
             let text = String(cString: message)
             if level >= Int32(HAPTICS_LOG_WARNING.rawValue) { host.logger.warning("\(text)") } else { host.logger.debug("\(text)") }
         }
         table.pointee.player_ended = { context, player, reason in
-            let host = DaemonClientHost.from(context)
+            let host = ServiceLinkHost.from(context)
             let handler = host.endedHandlers.withLock { $0.removeValue(forKey: player) }
             handler?(String(cString: reason))
         }
         table.pointee.notify = { context, event, deviceID in
-            let host = DaemonClientHost.from(context)
+            let host = ServiceLinkHost.from(context)
             let id = String(cString: deviceID)
             let translated: DaemonEvent? =
                 switch UInt32(event) {
@@ -262,8 +262,8 @@ final class DaemonClientHost: @unchecked Sendable {
         table.deallocate()
     }
 
-    private static func from(_ context: UnsafeMutableRawPointer?) -> DaemonClientHost {
-        Unmanaged<DaemonClientHost>.fromOpaque(context!).takeUnretainedValue()
+    private static func from(_ context: UnsafeMutableRawPointer?) -> ServiceLinkHost {
+        Unmanaged<ServiceLinkHost>.fromOpaque(context!).takeUnretainedValue()
     }
 
     /// `daemon.bus` (`HAPTICS_DAEMON_BUS`: session, system or an address) and `daemon.app-id`

@@ -61,7 +61,7 @@ public final class HapticSystem: Sendable {
     public let plugins: PluginLoadReport
     /// Whether this process owns its devices or plays through hapticsd.
     public let mode: Mode
-    private let daemon: DaemonClient?
+    private let daemon: ServiceLink?
     /// Why hapticsd, required, could not be used (no devices then).
     private let daemonMissing: String?
     private let open = Mutex<[String: WeakDevice]>([:])
@@ -79,7 +79,7 @@ public final class HapticSystem: Sendable {
         if use == .automatic, let chosen = DaemonUse.fromEnvironment() { use = chosen }
         var reason = "HAPTICS_DAEMON or the configuration asks for it"
         if use != .never {
-            switch DaemonClient.connect(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger) {
+            switch ServiceLink.connect(searchPath: configuration.searchPath, settings: configuration.settings, logger: configuration.logger) {
             case .success(let client):
                 daemon = client
                 daemonMissing = nil
