@@ -281,10 +281,8 @@ final class UInputPad: @unchecked Sendable {
     private let lock = NSLock()
     private var strong: [Int: UInt16] = [:]
     private var uploads = 0
-    private var armed: (after: UInt64, edge: Edge)?
-    private var hit: UInt64?
-    private var events: [(time: UInt64, id: Int, count: Int32)] = []
-    private let arrival = DispatchSemaphore(value: 0)
+    /// Each play or stop as it was read: whether it drives the strong motor.
+    private let plays = ArrivalWatch<Bool>()
     private var destroyed = false
 
     init(name: String, phys: String) throws {
@@ -357,39 +355,11 @@ final class UInputPad: @unchecked Sendable {
     /// returns the time it was armed.
     @discardableResult
     func arm(_ edge: Edge, after: UInt64? = nil) -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        while arrival.wait(timeout: .now()) == .success {}
-        let now = Monotonic.now()
-        hit = nil
-        armed = nil
-        if let after, let early = events.first(where: { $0.time >= after && matches(edge, id: $0.id, count: $0.count) }) {
-            hit = early.time
-            arrival.signal()
-        } else {
-            armed = (after ?? now, edge)
-        }
-        return now
+        plays.arm(after: after) { driven in edge == .on ? driven : !driven }
     }
 
     /// The arrival time of the armed edge, or nil after `timeout` seconds.
-    func wait(timeout: Double) -> UInt64? {
-        guard arrival.wait(timeout: .now() + timeout) == .success else {
-            lock.lock()
-            armed = nil
-            lock.unlock()
-            return nil
-        }
-        lock.lock()
-        defer { lock.unlock() }
-        return hit
-    }
-
-    /// Whether a play of effect `id` with `count` is `edge` (called with the lock held).
-    private func matches(_ edge: Edge, id: Int, count: Int32) -> Bool {
-        let driven = count > 0 && (strong[id] ?? 0) > 0
-        return edge == .on ? driven : !driven
-    }
+    func wait(timeout: Double) -> UInt64? { plays.wait(timeout: timeout) }
 
     private func readLoop() {
         var event = [UInt8](repeating: 0, count: 24)
@@ -425,13 +395,9 @@ final class UInputPad: @unchecked Sendable {
             case (0x15, let id) where id < 0x50:  // a play or a stop
                 let repeats = Int32(bitPattern: value)
                 lock.lock()
-                events.append((now, Int(id), repeats))
-                if let armed, now >= armed.after, matches(armed.edge, id: Int(id), count: repeats) {
-                    self.armed = nil
-                    hit = now
-                    arrival.signal()
-                }
+                let driven = repeats > 0 && (strong[Int(id)] ?? 0) > 0
                 lock.unlock()
+                plays.record(driven, at: now)
             default:
                 continue
             }

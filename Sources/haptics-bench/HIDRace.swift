@@ -273,15 +273,13 @@ enum HIDRace {
 /// The one owner of its `/dev/uhid` descriptor; `destroy()` unplugs the device (the reader thread
 /// stays blocked in `read` until the process exits).
 final class VirtualPad: @unchecked Sendable {
-    // `fd` is immutable; everything the reader and the measuring thread share is behind `lock`.
+    // `fd` is immutable; `destroyed` is behind `lock`; the reports are the watch's.
     private let fd: Int32
     let phys: String
     private let featureReports: [UInt8: [UInt8]]
     private let lock = NSLock()
-    private var received: [(timestamp: UInt64, data: [UInt8])] = []
-    private var armed: (after: UInt64, match: @Sendable ([UInt8]) -> Bool)?
-    private var hit: UInt64?
-    private let arrival = DispatchSemaphore(value: 0)
+    /// Every output report, as it was read.
+    private let reports = ArrivalWatch<[UInt8]>()
     private var destroyed = false
 
     /// `struct uhid_event`: 4380 bytes (linux/uhid.h), offsets below from the kernel header.
@@ -321,43 +319,15 @@ final class VirtualPad: @unchecked Sendable {
     }
 
     /// Every output report so far.
-    func outputs() -> [(timestamp: UInt64, data: [UInt8])] {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
-    }
+    func outputs() -> [(timestamp: UInt64, data: [UInt8])] { reports.all.map { ($0.time, $0.event) } }
 
     /// Waits for the first output report matching `match` read after `after` (default: now; a report
     /// that already came after `after` counts), and returns the time it was armed.
     @discardableResult
-    func arm(_ match: @escaping @Sendable ([UInt8]) -> Bool, after: UInt64? = nil) -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        while arrival.wait(timeout: .now()) == .success {}  // drop a stale signal
-        let now = Monotonic.now()
-        hit = nil
-        armed = nil
-        if let after, let early = received.first(where: { $0.timestamp >= after && match($0.data) }) {
-            hit = early.timestamp  // it came before we armed
-            arrival.signal()
-        } else {
-            armed = (after ?? now, match)
-        }
-        return now
-    }
+    func arm(_ match: @escaping @Sendable ([UInt8]) -> Bool, after: UInt64? = nil) -> UInt64 { reports.arm(after: after, match) }
 
     /// The arrival time of the armed match, or `nil` after `timeout` seconds.
-    func wait(timeout: Double) -> UInt64? {
-        guard arrival.wait(timeout: .now() + timeout) == .success else {
-            lock.lock()
-            armed = nil
-            lock.unlock()
-            return nil
-        }
-        lock.lock()
-        defer { lock.unlock() }
-        return hit
-    }
+    func wait(timeout: Double) -> UInt64? { reports.wait(timeout: timeout) }
 
     /// The hidraw node, once a driver has bound the device.
     func waitForNode(timeout: Double) throws -> String {
@@ -410,14 +380,7 @@ final class VirtualPad: @unchecked Sendable {
             case 6:  // UHID_OUTPUT: data[4096] at 4, size at 4100
                 let size = Int(Self.get16(event, 4100))
                 let data = Array(event[4..<(4 + min(size, 4096))])
-                lock.lock()
-                received.append((now, data))
-                if let armed, now >= armed.after, armed.match(data) {
-                    self.armed = nil
-                    hit = now
-                    arrival.signal()
-                }
-                lock.unlock()
+                reports.record(data, at: now)
             case 9:  // UHID_GET_REPORT: id at 4, rnum at 8 → UHID_GET_REPORT_REPLY: id, err, size, data
                 let id = Self.get32(event, 4)
                 let answer = featureReports[event[8]]

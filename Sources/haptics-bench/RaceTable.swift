@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HapticsSupport
 
 /// What both races take: how many rounds, and whether SDL2 runs beside.
 struct RaceOptions: ParsableArguments {
@@ -49,5 +50,68 @@ struct RaceResults {
         if let sdl {
             print("goal faster than SDL2: " + medians.map { verdict($0.label, $0.value, sdl, met: $0.value < sdl) }.joined(separator: ", "))
         }
+    }
+}
+
+/// What a race's virtual device received, each with the time its reader read it
+/// (`CLOCK_MONOTONIC` ns), and one armed wait for the first arrival that matches: the measuring
+/// thread arms, triggers and waits; the device's reader thread records.
+final class ArrivalWatch<Event: Sendable>: @unchecked Sendable {
+    // Everything is behind `lock`; `arrival` is signalled once per hit.
+    private let lock = NSLock()
+    private var received: [(time: UInt64, event: Event)] = []
+    private var armed: (after: UInt64, match: @Sendable (Event) -> Bool)?
+    private var hit: UInt64?
+    private let arrival = DispatchSemaphore(value: 0)
+
+    /// Records `event`, read at `time`; a hit if it matches the armed wait.
+    func record(_ event: Event, at time: UInt64) {
+        lock.lock()
+        defer { lock.unlock() }
+        received.append((time, event))
+        if let armed, time >= armed.after, armed.match(event) {
+            self.armed = nil
+            hit = time
+            arrival.signal()
+        }
+    }
+
+    /// Everything received so far.
+    var all: [(time: UInt64, event: Event)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+
+    /// Waits for the first event matching `match` read after `after` (default: now; one that came
+    /// after `after` already counts) and returns the time it was armed.
+    @discardableResult
+    func arm(after: UInt64? = nil, _ match: @escaping @Sendable (Event) -> Bool) -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        while arrival.wait(timeout: .now()) == .success {}  // drop a stale signal
+        let now = Monotonic.now()
+        hit = nil
+        armed = nil
+        if let after, let early = received.first(where: { $0.time >= after && match($0.event) }) {
+            hit = early.time  // it came before we armed
+            arrival.signal()
+        } else {
+            armed = (after ?? now, match)
+        }
+        return now
+    }
+
+    /// The arrival time of the armed match, or nil after `timeout` seconds.
+    func wait(timeout: Double) -> UInt64? {
+        guard arrival.wait(timeout: .now() + timeout) == .success else {
+            lock.lock()
+            armed = nil
+            lock.unlock()
+            return nil
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        return hit
     }
 }
