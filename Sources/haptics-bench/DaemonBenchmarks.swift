@@ -303,7 +303,11 @@ final class PrivateBus {
     /// Starts hapticsd (beside this executable) on the bus and waits until it owns its name.
     func startDaemon(devices: String, output: String?) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("hapticsd")
+        let daemon = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("hapticsd")
+        guard access(daemon.path, X_OK) == 0 else {
+            throw BenchError("no hapticsd beside haptics-bench (\(daemon.path)): `swift run` builds only the bench; run `swift build -c release` first")
+        }
+        process.executableURL = daemon
         var arguments = ["--address", address, "--set", "recording.devices=\(devices)", "--set", "recording.simulate-wake=0", "--log-level", "warning", "--no-feedbackd"]
         if let output { arguments += ["--set", "recording.output=\(output)"] }
         process.arguments = arguments
