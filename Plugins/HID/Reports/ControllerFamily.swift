@@ -56,6 +56,11 @@ public protocol ControllerFamily: Sendable {
     ///   - features: The feature reports the set-up read, by id; a read that failed is absent.
     static func encoder(transport: HIDTransport, productID: UInt16, features: [UInt8: [UInt8]]) -> RumbleEncoder
 
+    /// Every encoder ``encoder(transport:productID:features:)`` may choose on `transport`, whatever
+    /// the set-up reads: the reports a backend may write, for checking them against a descriptor.
+    /// The default is the one encoder of a family whose set-up chooses nothing.
+    static func possibleEncoders(for transport: HIDTransport) -> [RumbleEncoder]
+
     /// The output report that makes the device render `state`.
     ///
     /// - Parameters:

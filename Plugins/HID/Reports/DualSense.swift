@@ -137,6 +137,15 @@ public enum DualSense: ControllerFamily {
         }
     }
 
+    /// One encoder per vibration mode: the firmware info may choose either.
+    public static func possibleEncoders(for transport: HIDTransport) -> [RumbleEncoder] {
+        VibrationMode.allCases.map { mode in
+            RumbleEncoder(carriesSequence: reportCarriesSequence(on: transport)) { state, sequence in
+                rumbleReport(state: state, transport: transport, sequence: sequence, mode: mode)
+            }
+        }
+    }
+
     /// The Bluetooth report's tag carries the counter; the USB report has none.
     public static func reportCarriesSequence(on transport: HIDTransport) -> Bool { transport == .bluetooth }
 

@@ -97,4 +97,9 @@ extension ControllerFamily {
             rumbleReport(state: state, transport: transport, sequence: sequence)
         }
     }
+
+    /// The one encoder: the set-up chooses nothing.
+    public static func possibleEncoders(for transport: HIDTransport) -> [RumbleEncoder] {
+        [encoder(transport: transport, productID: 0, features: [:])]
+    }
 }

@@ -61,11 +61,14 @@ struct HIDDescriptorLengthTests {
             RumbleState(strong: 0.3, weak: 0.7, strongFrequency: 900, weakFrequency: 50),
         ]
         var reports = family.setupReports(for: transport, sequence: 0)
+        // Every encoder the set-up may choose (the DualSense's two vibration modes), and the family's plain report.
+        for encoder in family.possibleEncoders(for: transport) {
+            reports += states.map { encoder.report($0, sequence: 0) }
+        }
+        let encoders = family.possibleEncoders(for: transport)
+        #expect(Set(encoders.map { $0.report(states[1], sequence: 0) }).count == encoders.count, "each encoder the set-up may choose writes its own report")
         reports += states.map { family.rumbleReport(state: $0, transport: transport, sequence: 0) }
         reports.append(family.stopReport(transport: transport, sequence: 0))
-        if family == DualSense.self {
-            reports.append(DualSense.rumbleReport(state: states[1], transport: transport, sequence: 0, mode: .compatibleV2))
-        }
         for report in reports {
             let id = try #require(report.first)
             let length = try #require(declared[id], "report 0x\(String(id, radix: 16)) is not an output report of \(fixtureName)")
