@@ -181,6 +181,11 @@ public enum ResponseFitting {
         let down = running.filter { $0.input > 0 }.sorted { $0.input < $1.input }
         let largest = (up + down).map(\.output).max() ?? 0
         guard largest > 0, up.count >= 3 else { return nil }
+        // With no running measurement, nothing shows the actuator giving output at a drive that did
+        // not move it from rest: the curve must predict those readings too (under its dead zone, or no
+        // more than the noise), and no start is stated. With one, a start threshold may sit above
+        // where the running curve starts, and the silent drives count as noise only.
+        let silentOnCurve = down.isEmpty
         let floor = max(noiseFloor, largest * 1e-4)
         let quiet = 3 * floor
         let startChoices = [0] + Array(1...up.count).filter { k in up[..<k].allSatisfy { $0.output < quiet } && k < up.count - 1 }
@@ -198,13 +203,8 @@ public enum ResponseFitting {
                 let moving = Array(up[start...]) + Array(down[stop...])
                 let silent = Array(up[..<start]) + Array(down[..<stop])
                 guard moving.count >= 2, moving.contains(where: { $0.output > quiet }) else { continue }
-                // With no running measurement, nothing shows the actuator giving output at a drive that
-                // did not move it from rest: the curve must predict those readings too (under its dead
-                // zone, or no more than the noise). Otherwise a start threshold may sit above where a
-                // running actuator's curve starts, and the silent drives count as noise only.
-                let held = down.isEmpty ? silent : []
                 var silentCost = 0.0
-                for point in silent where down.isEmpty == false {
+                for point in silent where !silentOnCurve {
                     let error = log(max(point.output, floor * 0.1)) - log(floor)
                     silentCost += error * error
                 }
@@ -212,7 +212,7 @@ public enum ResponseFitting {
                 // Coarse where the curve may start far below the drives (an offset), finer near them.
                 let deadZones = (stride(from: lowestStart, to: min(0, lowest - 0.002), by: 0.04).map { $0 }
                     + stride(from: max(0, lowest - 0.3), to: lowest - 0.002, by: 0.01).map { $0 } + [lowest - 0.003]).filter { $0 >= lowestStart }
-                let search = CurveSearch(points: moving, quiet: held, floor: floor)
+                let search = CurveSearch(points: moving, quiet: silentOnCurve ? silent : [], floor: floor)
                 for saturation in [nil] + [1.0, 1.3, 1.7, 2.5, 4].map({ $0 * largest }) as [Double?] {
                     guard
                         let found = search.best(
@@ -228,7 +228,7 @@ public enum ResponseFitting {
         }
         func refine(_ candidate: Candidate) -> Candidate {
             let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
-            let search = CurveSearch(points: moving, quiet: down.isEmpty ? Array(up[..<candidate.start]) : [], floor: floor)
+            let search = CurveSearch(points: moving, quiet: silentOnCurve ? Array(up[..<candidate.start]) : [], floor: floor)
             let lowest = moving.map(\.input).min()!
             let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter {
                 $0 >= lowestStart && $0 < lowest - 0.001
@@ -259,7 +259,7 @@ public enum ResponseFitting {
         // one, the curve itself starts where the output does (it predicts the silent drives too), and a
         // start above it would only make the renderer kick an actuator that has no stiction.
         let clearly = up[chosen.start...].first { $0.output * $0.output > 1.6 * floor * floor }?.input
-        let start = chosen.start > 0 && !down.isEmpty ? (clearly ?? up[chosen.start].input) : nil
+        let start = chosen.start > 0 && !silentOnCurve ? (clearly ?? up[chosen.start].input) : nil
         // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
         // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
@@ -404,39 +404,36 @@ struct CurveSearch {
     let logs: [Double]
     let signal: [Bool]
     let floor: Double
-    /// Drives that read as noise and that the curve must predict too (drive, log of its reading):
-    /// they may lie under the dead zone, where the curve gives nothing.
-    let quiet: [(drive: Double, log: Double)]
+    /// Drives that read as noise and that the curve must predict too, and the logs of their
+    /// readings: they may lie under the dead zone, where the curve gives nothing.
+    let quietDrives: [Double]
+    let quietLogs: [Double]
 
     init(points: [ResponsePoint], quiet: [ResponsePoint] = [], floor: Double) {
         drives = points.map(\.input)
         logs = points.map { log(max($0.output, floor * 0.1)) }
         signal = points.map { $0.output > 3 * floor }
-        self.quiet = quiet.map { ($0.input, log(max($0.output, floor * 0.1))) }
+        quietDrives = quiet.map(\.input)
+        quietLogs = quiet.map { log(max($0.output, floor * 0.1)) }
         self.floor = floor
     }
 
-    /// The misfit of one curve.
+    /// The misfit of one curve, at the points that moved and at the quiet drives.
     func cost(deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double) -> Double {
+        let logScale = log(fullScale)
+        return misfit(drives, logs, deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: logScale)
+            + misfit(quietDrives, quietLogs, deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: logScale)
+    }
+
+    /// The summed squared log misfit of readings (`logs`) at `drives` under one curve; a drive
+    /// under the dead zone is predicted as the noise alone.
+    func misfit(_ drives: [Double], _ logs: [Double], deadZone: Double, exponent: Double, saturation: Double?, logScale: Double) -> Double {
         var cost = 0.0
         for index in drives.indices {
             let u = (drives[index] - deadZone) / (1 - deadZone)
-            var model = u > 0 ? fullScale * pow(u, exponent) : 0
-            if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
-            let error = 0.5 * log(model * model + floor * floor) - logs[index]
-            cost += error * error
-        }
-        return cost + quietCost(deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: log(fullScale))
-    }
-
-    /// The misfit at the quiet drives, where the curve may give nothing.
-    func quietCost(deadZone: Double, exponent: Double, saturation: Double?, logScale: Double) -> Double {
-        var cost = 0.0
-        for point in quiet {
-            let u = (point.drive - deadZone) / (1 - deadZone)
             var model = u > 0 ? exp(logScale + exponent * log(u)) : 0
             if let saturation { model /= (1 + model * model / (saturation * saturation)).squareRoot() }
-            let error = 0.5 * log(model * model + floor * floor) - point.log
+            let error = 0.5 * log(model * model + floor * floor) - logs[index]
             cost += error * error
         }
         return cost
@@ -486,7 +483,7 @@ struct CurveSearch {
                         let error = 0.5 * log(model * model + floorSquared) - logs[index]
                         cost += error * error
                     }
-                    cost += quietCost(deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: logScale)
+                    cost += misfit(quietDrives, quietLogs, deadZone: deadZone, exponent: exponent, saturation: saturation, logScale: logScale)
                     if best == nil || cost < best!.cost { best = (cost, deadZone, exponent, saturation, exp(logScale)) }
                 }
             }
