@@ -169,16 +169,12 @@ final class GPIOBackend: BackendDriver {
     /// The id under which a board file that could not be used is listed: `gpio:FILE` (its file
     /// name without `.json`), or `gpio:boards` for a problem with a place rather than a file.
     static func unusableBoardID(_ failure: BoardFileError) -> String {
-        guard failure.file.hasSuffix(".json"), let name = failure.file.split(separator: "/").last else { return "gpio:boards" }
-        return "gpio:" + name.dropLast(".json".count)
+        DeviceSpec.unusableFileID(backend: "gpio", category: "boards", failure)
     }
 
     /// The unavailable listing of a board file that could not be used.
     static func unusableBoard(_ failure: BoardFileError) -> DeviceSpec {
-        DeviceSpec(
-            id: unusableBoardID(failure), name: "unusable board file", actuator: HAPTICS_ACTUATOR_UNKNOWN,
-            channels: [ChannelSpec(name: "main", actuator: HAPTICS_ACTUATOR_UNKNOWN, amplitudeSteps: 2)],
-            minimumUpdateIntervalNanoseconds: 0, wakeLatencyNanoseconds: 0, unavailableReason: failure.description)
+        DeviceSpec.unusableFile(backend: "gpio", category: "boards", noun: "board file", failure)
     }
 
     /// What the engine is told about an actuator.

@@ -1,47 +1,14 @@
 import HapticsSupport
 
-/// A board file that cannot be used: the file, the JSON path of the key (`$.actuators[0].pwm.channel`),
-/// what is wrong (with the value and the allowed range) and what is expected there.
-///
-/// ```text
-/// /etc/haptics/boards.d/pi.json: $.actuators[0].limits.rated_level: 1.5 is outside the allowed range 0.01...1.
-///   Expected: the actuator's rated voltage divided by the full-scale drive voltage (0.6 for a 3 V motor on 5 V)
-/// ```
-public struct BoardFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file (or the setting, `gpio.boards`, when no file is involved).
-    public var file: String
-    /// The JSON path of the offending key, nil for a problem with the file as a whole.
-    public var key: String?
-    /// What is wrong, with the value found.
-    public var problem: String
-    /// What is expected there, or how to fix it.
-    public var expected: String?
-
-    /// An error in `file` at `key`.
-    public init(file: String, key: String?, problem: String, expected: String? = nil) {
-        self.file = file
-        self.key = key
-        self.problem = problem
-        self.expected = expected
-    }
-
-    /// An error from a JSON path error, with the expectation for its key from ``BoardFileKeys``.
-    public init(file: String, _ error: JSONPathError) {
-        let unknown = error.problem.hasPrefix("unknown key") ? "no such key: remove it or correct its spelling (Hardware/gpio/README.md lists every key)" : nil
-        self.init(file: file, key: error.path, problem: error.problem, expected: unknown ?? BoardFileKeys.expectation(forPath: error.path))
-    }
-
-    public var description: String {
-        var text = file
-        if let key { text += ": " + key }
-        text += ": " + problem
-        if let expected { text += ". Expected: " + expected }
-        return text
-    }
-}
+/// A board file that cannot be used: the file, the JSON path of the key, what is wrong and what is
+/// expected there (``ConfigFileError``).
+public typealias BoardFileError = ConfigFileError
 
 /// What each board-file key expects, for error messages (and mirrored in `Hardware/gpio/README.md`).
 public enum BoardFileKeys {
+    /// The keys, documented in `Hardware/gpio/README.md`.
+    public static let keys = ConfigFileKeys(expectations: expectations, guide: "Hardware/gpio/README.md")
+
     /// Expectations by `parent.key` (more specific) or `key`.
     static let expectations: [String: String] = [
         "format": "\"format\": \(BoardFile.formatVersion)",
@@ -85,12 +52,5 @@ public enum BoardFileKeys {
     ]
 
     /// What is expected at a JSON path (`$.actuators[0].pwm.chip` → the PWM chip's expectation).
-    public static func expectation(forPath path: String) -> String? {
-        let components = path.split(separator: ".").map { component in
-            String(component.prefix(while: { $0 != "[" }))
-        }
-        guard let last = components.last else { return nil }
-        if components.count >= 2, let specific = expectations["\(components[components.count - 2]).\(last)"] { return specific }
-        return expectations[last]
-    }
+    public static func expectation(forPath path: String) -> String? { keys.expectation(forPath: path) }
 }

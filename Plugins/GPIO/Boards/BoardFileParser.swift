@@ -4,52 +4,32 @@ extension BoardFile {
     /// Reads and validates the board file at `path`.
     /// - Throws: ``BoardFileError`` naming the file, the key, the value and what is expected.
     public static func load(path: String) throws(BoardFileError) -> BoardFile {
-        let bytes: [UInt8]
-        do {
-            bytes = try readFile(atPath: path, limit: 1 << 20)
-        } catch {
-            throw BoardFileError(file: path, key: nil, problem: "\(error)")
-        }
-        return try parse(bytes, path: path)
+        try BoardParser(file: path).board(try ConfigFileReader.root(path: path))
     }
 
     /// Parses and validates a board file's bytes; `path` names it in errors.
     /// - Throws: ``BoardFileError`` naming the file, the key, the value and what is expected.
     public static func parse(_ bytes: [UInt8], path: String) throws(BoardFileError) -> BoardFile {
-        let root: JSONValue
-        do {
-            root = try JSONParser().parse(bytes)
-        } catch {
-            throw BoardFileError(file: path, key: nil, problem: "not valid JSON: \(error)")
-        }
-        return try BoardParser(file: path).board(JSONCursor(root: root))
+        try BoardParser(file: path).board(try ConfigFileReader.root(bytes, path: path))
     }
 
     /// Whether `name` is a valid board or actuator name (lowercase letters, digits, `.`, `_`, `-`;
     /// starts with a letter or digit; 1…48 characters).
-    public static func isValidName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...48).contains(bytes.count) else { return false }
-        func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
-        return alphanumeric(bytes[0]) && bytes.allSatisfy { alphanumeric($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
-    }
+    public static func isValidName(_ name: String) -> Bool { ConfigFileReader.isValidName(name, longest: 48) }
 }
 
 /// The validating reader behind ``BoardFile/parse(_:path:)``.
 private struct BoardParser {
     let file: String
+    var reader: ConfigFileReader { ConfigFileReader(file: file, keys: BoardFileKeys.keys) }
 
     func fail(_ key: String, _ problem: String, expected: String? = nil) -> BoardFileError {
-        BoardFileError(file: file, key: key, problem: problem, expected: expected ?? BoardFileKeys.expectation(forPath: key))
+        reader.fail(key, problem, expected: expected)
     }
 
     /// Runs a cursor lookup, turning its path error into a board-file error.
     func read<T>(_ body: () throws(JSONPathError) -> T) throws(BoardFileError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw BoardFileError(file: file, error)
-        }
+        try reader.read(body)
     }
 
     func board(_ root: JSONCursor) throws(BoardFileError) -> BoardFile {

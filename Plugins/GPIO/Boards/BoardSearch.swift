@@ -1,8 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import HapticsSupport
 
-/// Where board files are found, and loading all of them at once.
+/// Where board files are found, and loading all of them at once: a ``ConfigSearch`` for
+/// `boards.d` and the setting `gpio.boards`.
 ///
 /// In order: the system directory `/etc/haptics/boards.d`, the user's
 /// `$XDG_CONFIG_HOME/haptics/boards.d` (else `~/.config/haptics/boards.d`), then every entry of
@@ -12,18 +11,7 @@ import Glibc
 /// an error.
 public struct BoardSearch: Sendable, Hashable {
     /// One place to look.
-    public struct Location: Sendable, Hashable {
-        /// A file or a directory.
-        public var path: String
-        /// Whether it must exist (entries of `gpio.boards`).
-        public var required: Bool
-
-        /// A location.
-        public init(path: String, required: Bool) {
-            self.path = path
-            self.required = required
-        }
-    }
+    public typealias Location = ConfigSearch.Location
 
     /// The system-wide directory.
     public static let systemDirectory = "/etc/haptics/boards.d"
@@ -41,16 +29,7 @@ public struct BoardSearch: Sendable, Hashable {
     /// The standard search plus the `gpio.boards` setting; `environment` supplies
     /// `XDG_CONFIG_HOME` and `HOME`.
     public static func standard(setting: String?, environment: [String: String]) -> BoardSearch {
-        var locations = [Location(path: systemDirectory, required: false)]
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            locations.append(Location(path: config + "/haptics/boards.d", required: false))
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            locations.append(Location(path: home + "/.config/haptics/boards.d", required: false))
-        }
-        for entry in (setting ?? "").split(separator: ":") where !entry.isEmpty {
-            locations.append(Location(path: String(entry), required: true))
-        }
-        return BoardSearch(locations: locations)
+        BoardSearch(locations: ConfigSearch.standard(directory: "boards.d", settingKey: settingKey, setting: setting, environment: environment).locations)
     }
 
     /// The board files found, in search order (a file listed twice is read once).
@@ -92,47 +71,7 @@ public struct BoardSearch: Sendable, Hashable {
     }
 
     private func collectFiles() -> (files: [String], failures: [BoardFileError]) {
-        var result: [String] = []
-        var failures: [BoardFileError] = []
-        for location in locations {
-            var info = stat()
-            guard stat(location.path, &info) == 0 else {
-                let code = errno
-                if !location.required && code == ENOENT { continue }
-                failures.append(
-                    BoardFileError(
-                        file: location.required ? "\(Self.settingKey) entry \(location.path)" : location.path, key: nil,
-                        problem: "cannot read: \(String(cString: strerror(code)))",
-                        expected: location.required ? "an existing board file or directory" : nil))
-                continue
-            }
-            if info.st_mode & S_IFMT == S_IFDIR {
-                do throws(BoardFileError) {
-                    for name in try Self.jsonFiles(in: location.path) where !result.contains(location.path + "/" + name) {
-                        result.append(location.path + "/" + name)
-                    }
-                } catch {
-                    failures.append(error)
-                }
-            } else if !result.contains(location.path) {
-                result.append(location.path)
-            }
-        }
-        return (result, failures)
-    }
-
-    static func jsonFiles(in directory: String) throws(BoardFileError) -> [String] {
-        guard let handle = opendir(directory) else {
-            throw BoardFileError(file: directory, key: nil, problem: "cannot list: \(String(cString: strerror(errno)))")
-        }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(name) }
-        }
-        return names.sorted()
+        let found = ConfigSearch(locations: locations, settingKey: Self.settingKey).collect()
+        return (found.files, found.failures.map { BoardFileError(file: $0.path, key: nil, problem: $0.problem, expected: $0.expected.map { _ in "an existing board file or directory" }) })
     }
 }
