@@ -14,9 +14,15 @@ HAPTICS_PIN(sizeof(haptics_host_v1) == 8 + 4 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, enumerate) == 40 + sizeof(void *));
 HAPTICS_PIN(HAPTICS_BACKEND_V1_MIN_SIZE == 40 + 10 * sizeof(void *));
 /* 1.1 */
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 11 * sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, describe) == 40 + 10 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_device_info_v1, kick_max_ns) == 24);
 HAPTICS_PIN(offsetof(haptics_device_info_v1, physical_id) == 48);
 /* 1.2 */
 HAPTICS_PIN(offsetof(haptics_device_info_v1, period_step_ns) == 560);
-HAPTICS_PIN(sizeof(haptics_device_info_v1) == 568);
+HAPTICS_PIN(offsetof(haptics_device_info_v1, sample_rate_hz) == 568);
+/* 1.4 */
+HAPTICS_PIN(offsetof(haptics_device_info_v1, sample_latency_ns) == 584);
+HAPTICS_PIN(sizeof(haptics_device_info_v1) == 592);
+HAPTICS_PIN(sizeof(haptics_samples_v1) == 16 + sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, write_samples) == 40 + 11 * sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 12 * sizeof(void *));

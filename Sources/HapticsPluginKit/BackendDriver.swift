@@ -1,4 +1,7 @@
 import CHapticsABI
+#if canImport(Glibc)
+import Glibc
+#endif
 import HapticsSupport
 
 /// A failure a backend reports to the host: an errno value and a one-line message that names the
@@ -42,6 +45,38 @@ extension BackendDriver {
     public func destroy() {}
 }
 
+extension DeviceDriver {
+    /// A device that takes frames refuses samples.
+    public func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> Int {
+        throw BackendFailure(code: EOPNOTSUPP, "this device takes drive frames, not samples")
+    }
+}
+
+/// A block of samples as the host sent it (ABI 1.4): floats, −1…1 of each channel's full scale,
+/// interleaved frame by frame in the device's channel order. Valid only during the call.
+public struct SampleBlock: @unchecked Sendable {
+    // Borrowed from the host for the length of one `write_samples` call, never kept.
+    /// CLOCK_MONOTONIC nanoseconds at which the host means the first frame to be felt.
+    public let timeNanoseconds: UInt64
+    /// Frames in the block.
+    public let frameCount: Int
+    /// Samples per frame.
+    public let channelCount: Int
+    /// The `frameCount × channelCount` samples.
+    public let samples: UnsafeBufferPointer<Float>
+
+    /// Wraps a C block.
+    public init(_ raw: haptics_samples_v1) {
+        timeNanoseconds = raw.time_ns
+        frameCount = Int(raw.frame_count)
+        channelCount = Int(raw.channel_count)
+        samples = UnsafeBufferPointer(start: raw.samples, count: frameCount * channelCount)
+    }
+
+    /// The sample of `channel` in frame `frame`.
+    public subscript(frame: Int, channel: Int) -> Float { samples[frame * channelCount + channel] }
+}
+
 /// One opened device of a Swift backend.
 public protocol DeviceDriver: AnyObject, Sendable {
     /// Leaves the lowest-power state.
@@ -50,8 +85,12 @@ public protocol DeviceDriver: AnyObject, Sendable {
     func sleep() throws(BackendFailure)
     /// Drives the channels as `frame` says; must not block on a slow transport.
     func submit(_ frame: FrameView) throws(BackendFailure)
-    /// Stops all output now.
+    /// Stops all output now (a device that takes samples drops what it has queued).
     func stop() throws(BackendFailure)
+    /// Queues a block of samples on an awake device that takes them (``DeviceSpec/sampleStream``),
+    /// blocking while its buffer is full. Returns the underruns recovered from since the last call.
+    /// The default refuses: the device takes frames.
+    func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> Int
     /// Stops, sleeps and releases the device. Called exactly once.
     func close()
 }

@@ -130,6 +130,14 @@ public func fillBackendTable(
             if room >= MemoryLayout<UInt32>.size { info.pointee.struct_size = hostSize }
         }
     }
+    filled.write_samples = { handle, block in
+        let view = SampleBlock(block.pointee)
+        return DeviceBox.with(handle) { box in
+            var underruns = 0
+            let rc = box.run { () throws(BackendFailure) in underruns = try box.driver.writeSamples(view) }
+            return rc == 0 ? Int32(clamping: underruns) : rc
+        }
+    }
     withUnsafeBytes(of: &filled) { source in
         UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
     }

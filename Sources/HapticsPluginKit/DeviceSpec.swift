@@ -1,4 +1,5 @@
 import CHapticsABI
+import HapticsSupport
 
 /// How a Swift backend describes a channel; becomes a `haptics_channel_v1`.
 public struct ChannelSpec: Sendable, Hashable {
@@ -67,6 +68,8 @@ public struct DeviceSpec: Sendable, Hashable {
     public var envelope: EnvelopeSpec?
     /// The device plays frequencies as whole periods of this many nanoseconds (0: any frequency).
     public var periodStepNanoseconds: UInt64 = 0
+    /// The stream of samples the device takes instead of frames (ABI 1.4), or nil for a frame device.
+    public var sampleStream: SampleStreamSpec?
 
     /// A device description.
     public init(
@@ -97,6 +100,13 @@ public struct DeviceSpec: Sendable, Hashable {
             copyCString(unavailableReason, into: &info.unavailable_reason)
         }
         info.period_step_ns = periodStepNanoseconds
+        if let sampleStream {
+            info.flags |= HAPTICS_DEVICE_TAKES_SAMPLES.rawValue
+            info.sample_rate_hz = sampleStream.rate
+            info.sample_period_frames = sampleStream.periodFrames
+            info.sample_buffer_frames = sampleStream.bufferFrames
+            info.sample_latency_ns = sampleStream.latencyNanoseconds
+        }
         if let envelope {
             info.flags |= HAPTICS_DEVICE_HAS_ENVELOPE.rawValue
             info.amplitude_offset = envelope.amplitudeOffset
@@ -125,6 +135,44 @@ public struct DeviceSpec: Sendable, Hashable {
         raw.min_update_interval_ns = minimumUpdateIntervalNanoseconds
         raw.wake_latency_ns = wakeLatencyNanoseconds
         return raw
+    }
+}
+
+extension DeviceSpec {
+    /// The id of the listing for a configuration file that could not be used: `BACKEND:NAME` for
+    /// `…/NAME.json`, else `BACKEND:CATEGORY` (`gpio:boards`, a problem with no one file).
+    public static func unusableFileID(backend: String, category: String, _ failure: ConfigFileError) -> String {
+        guard failure.file.hasSuffix(".json"), let name = failure.file.split(separator: "/").last else { return "\(backend):\(category)" }
+        return "\(backend):" + name.dropLast(".json".count)
+    }
+
+    /// The unavailable listing of a configuration file that could not be used (`noun`: `board file`),
+    /// its error the reason: one bad file neither hides the others nor goes unseen.
+    public static func unusableFile(backend: String, category: String, noun: String, _ failure: ConfigFileError) -> DeviceSpec {
+        DeviceSpec(
+            id: unusableFileID(backend: backend, category: category, failure), name: "unusable \(noun)", actuator: HAPTICS_ACTUATOR_UNKNOWN,
+            channels: [ChannelSpec(name: "main", actuator: HAPTICS_ACTUATOR_UNKNOWN, amplitudeSteps: 2)],
+            minimumUpdateIntervalNanoseconds: 0, wakeLatencyNanoseconds: 0, unavailableReason: failure.description)
+    }
+}
+
+/// The stream of samples a device takes (`haptics_device_info_v1`'s `sample_*` fields, ABI 1.4).
+public struct SampleStreamSpec: Sendable, Hashable {
+    /// Frames per second.
+    public var rate: UInt32
+    /// Frames the device takes at a time (one period): the host's block size.
+    public var periodFrames: UInt32
+    /// Frames the device holds queued at most (one buffer).
+    public var bufferFrames: UInt32
+    /// Time from a sample leaving the buffer to the actuator moving, in nanoseconds (0: unknown).
+    public var latencyNanoseconds: UInt64
+
+    /// A stream description.
+    public init(rate: UInt32, periodFrames: UInt32, bufferFrames: UInt32, latencyNanoseconds: UInt64 = 0) {
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+        self.latencyNanoseconds = latencyNanoseconds
     }
 }
 

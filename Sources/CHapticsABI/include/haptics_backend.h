@@ -62,6 +62,13 @@
  *        HAPTICS_FRAME_LEVELS; a device that honours it says so with
  *        HAPTICS_DEVICE_ACCEPTS_LEVELS. A host sets the flag only for such a
  *        device, so an older backend never sees it.
+ *   1.4  the sample path, for devices that follow an audio-rate waveform (voice
+ *        coils, tactile transducers): HAPTICS_DEVICE_TAKES_SAMPLES and the
+ *        `sample_*` fields appended to `haptics_device_info_v1`, `write_samples`
+ *        appended to `haptics_backend_v1`, and `haptics_samples_v1`. The host
+ *        renders patterns into samples for such a device and never calls its
+ *        `submit`; a host older than 1.4 drives it with frames, which a sample
+ *        backend may refuse with -EOPNOTSUPP.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -181,6 +188,11 @@ enum haptics_device_flag {
      * its `amplitude_offset` too (which calibration measures from zero, `haptic-cal calibrate`).
      */
     HAPTICS_DEVICE_ACCEPTS_LEVELS = 1u << 2,
+    /**
+     * (1.4) The device takes samples, not frames: the `sample_*` fields say its stream, and the
+     * host writes blocks of samples with `write_samples` between `wake` and `sleep`.
+     */
+    HAPTICS_DEVICE_TAKES_SAMPLES = 1u << 3,
 };
 
 /**
@@ -228,6 +240,23 @@ typedef struct haptics_device_info_v1 {
      * host sends only such frequencies. 0: any frequency within the channel's range.
      */
     uint64_t period_step_ns;
+    /**
+     * (1.4, with HAPTICS_DEVICE_TAKES_SAMPLES) The stream the device takes: frames per second
+     * (48000 for a sound card, 3000 inside the DualSense's Bluetooth reports). Every frame holds one
+     * sample per channel of the device, in the order `haptics_device_v1` lists them.
+     */
+    uint32_t sample_rate_hz;
+    /** (1.4) Frames the device takes at a time (one ALSA period): the size of the host's blocks. */
+    uint32_t sample_period_frames;
+    /** (1.4) Frames the device holds queued at most (one ALSA buffer): written but not yet played. */
+    uint32_t sample_buffer_frames;
+    /** (1.4) Always zero (alignment). */
+    uint32_t sample_reserved;
+    /**
+     * (1.4) Time from a sample leaving the device's buffer to the actuator moving, in nanoseconds
+     * (a USB transfer, a Bluetooth report interval), beyond the buffer itself; 0 if unknown.
+     */
+    uint64_t sample_latency_ns;
 } haptics_device_info_v1;
 
 /** The drive state of one channel. */
@@ -260,6 +289,24 @@ typedef struct haptics_frame_v1 {
     /** Per-channel drive, in the order the device described its channels. */
     haptics_channel_drive_v1 channels[HAPTICS_MAX_CHANNELS];
 } haptics_frame_v1;
+
+/**
+ * (1.4) A block of samples for a device with HAPTICS_DEVICE_TAKES_SAMPLES.
+ *
+ * Samples are floats, -1 ... 1 of each channel's rated full scale (the backend converts them to its
+ * hardware's format and clips what lies outside), interleaved frame by frame, one sample per
+ * channel in the device's channel order.
+ */
+typedef struct haptics_samples_v1 {
+    /** CLOCK_MONOTONIC time, in nanoseconds, at which the host means the first frame to be felt. */
+    uint64_t time_ns;
+    /** Number of frames in `samples`. */
+    uint32_t frame_count;
+    /** Samples per frame; equals the device's channel_count. */
+    uint32_t channel_count;
+    /** `frame_count * channel_count` samples. */
+    const float * _Nonnull samples;
+} haptics_samples_v1;
 
 /** What the host offers a backend instance. Valid until the instance is destroyed. */
 typedef struct haptics_host_v1 {
@@ -327,6 +374,18 @@ typedef struct haptics_backend_v1 {
      */
     int (* _Nullable describe)(void * _Nullable instance, const char * _Nonnull device_id,
                                haptics_device_info_v1 * _Nonnull info);
+
+    /* ---- ABI 1.4: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Queues `block` for playback on an awake device that takes samples, blocking while its buffer
+     * is full (the device's own clock paces the host: at most about one period's wait). A device
+     * with no clock of its own (a file) is paced by the backend at its nominal rate. `stop` drops
+     * what is queued, so the device is silent at once. Returns the number of underruns the device
+     * recovered from since the last call (0 normally; the block is queued either way), or a
+     * negative errno value (-EOPNOTSUPP: the device takes frames).
+     */
+    int (* _Nullable write_samples)(void * _Nullable device, const haptics_samples_v1 * _Nonnull block);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

@@ -14,6 +14,29 @@ public enum ActuatorKind: String, Sendable, Hashable, CaseIterable, Codable {
     case voiceCoil
 }
 
+/// The stream of samples a device takes (`haptics_device_info_v1`'s `sample_*` fields).
+public struct SampleStreamFormat: Sendable, Hashable, Codable {
+    /// Frames per second (48 000 on a sound card).
+    public var rate: Int
+    /// Frames the device takes at a time (one ALSA period): the size of each rendered block.
+    public var periodFrames: Int
+    /// Frames the device holds queued at most (one ALSA buffer).
+    public var bufferFrames: Int
+    /// Time from a sample leaving the device's buffer to the actuator moving, in seconds (0: unknown).
+    public var latency: Double
+
+    /// A stream format.
+    public init(rate: Int, periodFrames: Int, bufferFrames: Int, latency: Double = 0) {
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+        self.latency = latency
+    }
+
+    /// One period, in seconds.
+    public var periodDuration: Double { Double(periodFrames) / Double(rate) }
+}
+
 /// One output channel of a device: a motor, or one side of a controller.
 public struct ChannelDescription: Sendable, Hashable, Codable {
     /// Short name: `main`, `strong`, `weak`, `left-trigger`.
@@ -80,13 +103,19 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
     /// (evdev's `FF_PERIODIC`: 0.001 s, so 166.7 Hz and 200 Hz but nothing between); `nil` when any
     /// frequency within a channel's range plays. See ``playedFrequency(_:within:)``.
     public var periodStep: Double?
+    /// The stream of samples the device takes instead of drive frames (a voice coil on a sound card,
+    /// ABI 1.4); `nil` for a device driven by frames. The engine still decides *what* plays, frame by
+    /// frame; ``PluginActuator`` renders those frames into samples (``WaveformSynth``).
+    public var sampleStream: SampleStreamFormat?
 
     /// A device description.
     public init(
         id: String, name: String, backend: String, actuator: ActuatorKind, channels: [ChannelDescription],
         minimumUpdateInterval: Double, wakeLatency: Double, physicalID: String? = nil, preference: Int = 0,
-        unavailableReason: String? = nil, envelope: DriveEnvelope? = nil, alternatives: [String] = [], periodStep: Double? = nil
+        unavailableReason: String? = nil, envelope: DriveEnvelope? = nil, alternatives: [String] = [], periodStep: Double? = nil,
+        sampleStream: SampleStreamFormat? = nil
     ) {
+        self.sampleStream = sampleStream
         self.id = id
         self.name = name
         self.backend = backend

@@ -5,6 +5,8 @@ import Glibc
 /// A device operation that failed, named in ``DeviceError``.
 public enum DeviceOperation: String, Sendable, Hashable {
     case enumerate, open, wake, sleep, submit, stop
+    /// `write_samples`: a block of samples for a device that takes them.
+    case writeSamples = "write_samples"
 }
 
 /// Why a device could not be found, opened or driven. Each case names the device and the fix.

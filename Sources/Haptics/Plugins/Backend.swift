@@ -45,7 +45,7 @@ public final class Backend: @unchecked Sendable {
             return raw.prefix(Int(count)).compactMap { entry in
                 do {
                     var description = try DeviceDescription(entry, backend: name)
-                    if let info = info(forDevice: description.id) { description.apply(info) }
+                    if let info = info(forDevice: description.id) { description.apply(info, takesSamples: writeSamplesFunction != nil) }
                     return description
                 } catch {
                     host.logger.error("\(path): ignoring a device: \(error)")
@@ -61,6 +61,14 @@ public final class Backend: @unchecked Sendable {
             Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
         else { return nil }
         return table.describe
+    }
+
+    /// The plugin's `write_samples`, when its table has one (ABI 1.4).
+    var writeSamplesFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<haptics_samples_v1>) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.write_samples),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.write_samples
     }
 
     /// What the plugin says about `id` beyond its listing, or nil (a 1.0 plugin, or `describe` failed).
@@ -91,7 +99,7 @@ public final class Backend: @unchecked Sendable {
         var handle: UnsafeMutableRawPointer?
         let rc = table.open!(table.instance, description.id, &handle)
         guard rc == 0 else { throw failure(.open, code: rc, device: nil, deviceID: description.id) }
-        return PluginActuator(description: description, backend: self, handle: handle)
+        return PluginActuator.make(description: description, backend: self, handle: handle)
     }
 
     /// Registers the function that receives this backend's device events (from any thread; it must not block).
@@ -163,14 +171,26 @@ extension ChannelDescription {
 
 extension DeviceDescription {
     /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the
-    /// envelope, the period step.
-    mutating func apply(_ info: haptics_device_info_v1) {
+    /// envelope, the period step, the sample stream (`takesSamples`: the table has `write_samples`).
+    mutating func apply(_ info: haptics_device_info_v1, takesSamples: Bool) {
         let physical = cString(info.physical_id)
         physicalID = physical.isEmpty ? nil : physical
         preference = Int(info.preference)
         if info.flags & HAPTICS_DEVICE_UNAVAILABLE.rawValue != 0 {
             let reason = cString(info.unavailable_reason)
             unavailableReason = reason.isEmpty ? "the backend says the device cannot be used now" : reason
+        }
+        if info.flags & HAPTICS_DEVICE_TAKES_SAMPLES.rawValue != 0 {
+            let rate = Int(info.sample_rate_hz), period = Int(info.sample_period_frames), buffer = Int(info.sample_buffer_frames)
+            if !takesSamples {
+                unavailableReason = unavailableReason ?? "the backend says the device takes samples but offers no write_samples (ABI 1.4); update the plugin"
+            } else if !(100...768_000).contains(rate) || !(1...rate).contains(period) || buffer < period {
+                unavailableReason = unavailableReason
+                    ?? "the backend states an unusable sample stream: \(rate) Hz (100…768000), period \(period) frames (1…rate), buffer \(buffer) frames (at least the period)"
+            } else {
+                sampleStream = SampleStreamFormat(
+                    rate: rate, periodFrames: period, bufferFrames: buffer, latency: Double(info.sample_latency_ns) / 1e9)
+            }
         }
         // A period step outside 1 µs … 1 s is no whole-period device the engine could drive: not stated.
         periodStep = (1_000...1_000_000_000).contains(info.period_step_ns) ? Double(info.period_step_ns) / 1e9 : nil

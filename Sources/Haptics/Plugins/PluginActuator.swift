@@ -10,32 +10,89 @@ public final class PluginActuator: Actuator {
     /// The backend the device belongs to (kept alive while the device is open).
     public let backend: Backend
     // The handle is nil once closed. The raw pointer is only ever passed back to the plugin.
-    private let handle: Mutex<SendableHandle?>
+    private let handle: OpenHandle
+    /// For a device that takes samples: the thread that renders frames into them while awake.
+    private let stream: SampleStream?
 
-    private struct SendableHandle: @unchecked Sendable {
+    struct SendableHandle: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer?
+    }
+
+    /// The handle, shared with a sample device's stream thread; nil once closed.
+    final class OpenHandle: Sendable {
+        let state: Mutex<SendableHandle?>
+        init(_ pointer: UnsafeMutableRawPointer?) { state = Mutex(SendableHandle(pointer: pointer)) }
     }
 
     init(description: DeviceDescription, backend: Backend, handle: UnsafeMutableRawPointer?) {
         self.description = description
         self.backend = backend
-        self.handle = Mutex(SendableHandle(pointer: handle))
+        self.handle = OpenHandle(handle)
+        stream = nil
     }
+
+    /// An opened device that takes samples: frames are rendered by a ``SampleStream`` while it is awake.
+    private init(sampleDevice description: DeviceDescription, format: SampleStreamFormat, backend: Backend, handle: UnsafeMutableRawPointer?) {
+        self.description = description
+        self.backend = backend
+        let owned = OpenHandle(handle)
+        self.handle = owned
+        let write = backend.writeSamplesFunction!
+        let id = description.id
+        let channelCount = description.channels.count
+        stream = SampleStream(
+            format: format, channels: description.channels,
+            write: { samples, frames, time in
+                owned.state.withLock { state -> Result<Int, DeviceError> in
+                    guard let open = state else { return .failure(.closed(deviceID: id)) }
+                    var block = haptics_samples_v1(
+                        time_ns: time, frame_count: UInt32(frames), channel_count: UInt32(channelCount), samples: samples.baseAddress!)
+                    let rc = write(open.pointer, &block)
+                    return rc >= 0 ? .success(Int(rc)) : .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id))
+                }
+            },
+            drop: {
+                owned.state.withLock { state -> DeviceError? in
+                    guard let open = state else { return .closed(deviceID: id) }
+                    let rc = backend.table.stop!(open.pointer)
+                    return rc == 0 ? nil : backend.failure(.stop, code: rc, device: open.pointer, deviceID: id)
+                }
+            })
+    }
+
+    /// The actuator for an opened handle: a sample device gets its stream.
+    static func make(description: DeviceDescription, backend: Backend, handle: UnsafeMutableRawPointer?) -> PluginActuator {
+        if let format = description.sampleStream, backend.writeSamplesFunction != nil {
+            return PluginActuator(sampleDevice: description, format: format, backend: backend, handle: handle)
+        }
+        return PluginActuator(description: description, backend: backend, handle: handle)
+    }
+
+    /// Underruns a sample device recovered from since it was opened (0 for a frame device).
+    public var underruns: Int { stream?.underruns ?? 0 }
 
     deinit { close() }
 
-    /// Calls the plugin's `wake`.
+    /// Calls the plugin's `wake`; a sample device's stream starts (writing silence until a frame comes).
     public func wake() throws(DeviceError) {
         try perform(.wake) { backend.table.wake!($0) }
+        try stream?.start(deviceID: description.id)
     }
 
-    /// Calls the plugin's `sleep`.
+    /// Calls the plugin's `sleep`, after a sample device's stream has ended.
     public func sleep() throws(DeviceError) {
+        stream?.finish()
         try perform(.sleep) { backend.table.sleep!($0) }
     }
 
-    /// Converts `frame` to a `haptics_frame_v1` (amplitudes clamped to 0…1) and calls the plugin's `submit`.
+    /// Converts `frame` to a `haptics_frame_v1` (amplitudes clamped to 0…1) and calls the plugin's
+    /// `submit`; for a sample device, hands it to the stream, which renders it into samples (a
+    /// device asleep takes it as silence, as a frame device does).
     public func submit(_ frame: DriveFrame) throws(DeviceError) {
+        if let stream {
+            if stream.isRunning { try stream.post(frame) }
+            return
+        }
         var raw = haptics_frame_v1()
         raw.time_ns = frame.time.nanoseconds
         let count = min(frame.channels.count, Int(HAPTICS_MAX_CHANNELS))
@@ -53,14 +110,20 @@ public final class PluginActuator: Actuator {
         try perform(.submit) { device in withUnsafePointer(to: &raw) { backend.table.submit!(device, $0) } }
     }
 
-    /// Calls the plugin's `stop`.
+    /// Calls the plugin's `stop`. A sample device's running stream drops what the device holds
+    /// (the backend's `stop`) before its next block, at most a period away, and renders silence.
     public func stop() throws(DeviceError) {
+        if let stream, stream.isRunning {
+            stream.flush()
+            return
+        }
         try perform(.stop) { backend.table.stop!($0) }
     }
 
     /// Calls the plugin's `close` once; later calls fail with ``DeviceError/closed(deviceID:)``.
     public func close() {
-        handle.withLock { state in
+        stream?.finish()
+        handle.state.withLock { state in
             guard let open = state else { return }
             backend.table.close!(open.pointer)
             state = nil
@@ -68,7 +131,7 @@ public final class PluginActuator: Actuator {
     }
 
     private func perform(_ operation: DeviceOperation, _ call: (UnsafeMutableRawPointer?) -> Int32) throws(DeviceError) {
-        let result: Result<Void, DeviceError> = handle.withLock { state in
+        let result: Result<Void, DeviceError> = handle.state.withLock { state in
             guard let open = state else { return .failure(.closed(deviceID: description.id)) }
             let rc = call(open.pointer)
             guard rc == 0 else {

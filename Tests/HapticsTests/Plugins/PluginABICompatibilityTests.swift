@@ -74,7 +74,7 @@ struct PluginABICompatibilityTests {
         if plugin.contains("abi10") {
             #expect(output.contains("describe: not offered"), "\(output)")
         } else {
-            #expect(output.contains("describe (\(568 + 32) bytes): 0, struct_size \(568 + 32)"), "\(output)")
+            #expect(output.contains("describe (\(592 + 32) bytes): 0, struct_size \(592 + 32)"), "\(output)")
             #expect(output.contains("describe (48 bytes): 0, struct_size 48"), "\(output)")
         }
         if plugin.contains("fixture-good") { #expect(output.contains("physical id: 'fixture:physical'"), "\(output)") }
