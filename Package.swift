@@ -32,6 +32,7 @@ let package = Package(
         // The client transport the core loads with dlopen when hapticsd runs (not a backend: another prefix).
         .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
         .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
+        .library(name: "haptics-alsa", type: .dynamic, targets: ["HapticsALSABackend"]),
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
         .library(name: "HapticsTools", targets: ["HapticsTools"]),
@@ -91,6 +92,14 @@ let package = Package(
         .target(
             name: "HapticsEvdevBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "EvdevEffects", "CEvdevShim", "CUdev"],
             path: "Plugins/Evdev/Backend"),
+        // Waveform devices on ALSA PCMs: device files and DualSense cards (pure, tested directly), the alsa-lib backend.
+        .target(name: "ALSADevices", dependencies: ["HapticsSupport"], path: "Plugins/ALSA/Devices"),
+        .target(
+            name: "HapticsALSABackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "ALSADevices", "CAlsa", "CHapticsSystem"],
+            path: "Plugins/ALSA/Backend"),
+        .systemLibrary(
+            name: "CAlsa", path: "Plugins/CAlsa", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
             name: "CUdev", path: "Plugins/CUdev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
@@ -155,7 +164,7 @@ let package = Package(
         .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "EvdevEffects", "VMRig", "HapticsDaemon",
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "ALSADevices", "EvdevEffects", "VMRig", "HapticsDaemon",
                 "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -61,6 +61,13 @@ extension DeviceDescription {
             if let range = channel.frequencyRange { text += ", \(fixed(range.lowerBound, 0))–\(fixed(range.upperBound, 0)) Hz" }
             if let f0 = channel.resonantFrequency { text += ", f0 \(fixed(f0, 0)) Hz" }
             return text + ")"
-        }.joined(separator: " + ")
+        }.joined(separator: " + ") + sampleSummary
+    }
+
+    /// For a device that takes samples: `; samples 48 kHz, 5 ms periods × 3`.
+    var sampleSummary: String {
+        guard let stream = sampleStream else { return "" }
+        return "; samples \(fixed(Double(stream.rate) / 1000, stream.rate % 1000 == 0 ? 0 : 1)) kHz, "
+            + "\(fixed(stream.periodDuration * 1000, 1)) ms periods × \(stream.bufferFrames / max(stream.periodFrames, 1))"
     }
 }

@@ -50,13 +50,6 @@ public final class PluginActuator: Actuator {
                     let rc = write(open.pointer, &block)
                     return rc >= 0 ? .success(Int(rc)) : .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id))
                 }
-            },
-            drop: {
-                owned.state.withLock { state -> DeviceError? in
-                    guard let open = state else { return .closed(deviceID: id) }
-                    let rc = backend.table.stop!(open.pointer)
-                    return rc == 0 ? nil : backend.failure(.stop, code: rc, device: open.pointer, deviceID: id)
-                }
             })
     }
 
@@ -79,10 +72,21 @@ public final class PluginActuator: Actuator {
         try stream?.start(deviceID: description.id)
     }
 
-    /// Calls the plugin's `sleep`, after a sample device's stream has ended.
+    /// Calls the plugin's `sleep`. A sample device's stream first plays out what it was given
+    /// (its ``SampleStream/latency``, a few milliseconds) and then calls it from its own thread, so
+    /// this returns at once; a failure of that sleep is logged.
     public func sleep() throws(DeviceError) {
-        stream?.finish()
-        try perform(.sleep) { backend.table.sleep!($0) }
+        guard let stream else {
+            try perform(.sleep) { backend.table.sleep!($0) }
+            return
+        }
+        stream.finish { [handle, backend, description] in
+            do throws(DeviceError) {
+                try Self.perform(.sleep, handle: handle, backend: backend, deviceID: description.id) { backend.table.sleep!($0) }
+            } catch {
+                backend.host.logger.warning("\(error)")
+            }
+        }
     }
 
     /// Converts `frame` to a `haptics_frame_v1` (amplitudes clamped to 0…1) and calls the plugin's
@@ -110,11 +114,12 @@ public final class PluginActuator: Actuator {
         try perform(.submit) { device in withUnsafePointer(to: &raw) { backend.table.submit!(device, $0) } }
     }
 
-    /// Calls the plugin's `stop`. A sample device's running stream drops what the device holds
-    /// (the backend's `stop`) before its next block, at most a period away, and renders silence.
+    /// Calls the plugin's `stop`. A sample device's running stream takes it as a frame of silence
+    /// now, felt one ``SampleStream/latency`` later like every frame, so what was played before it
+    /// sounds to its end (the backend's `stop`, which drops what the device holds, would cut it).
     public func stop() throws(DeviceError) {
         if let stream, stream.isRunning {
-            stream.flush()
+            try stream.post(.silence(channelCount: description.channels.count, at: .monotonicNow()))
             return
         }
         try perform(.stop) { backend.table.stop!($0) }
@@ -122,7 +127,7 @@ public final class PluginActuator: Actuator {
 
     /// Calls the plugin's `close` once; later calls fail with ``DeviceError/closed(deviceID:)``.
     public func close() {
-        stream?.finish()
+        stream?.end()
         handle.state.withLock { state in
             guard let open = state else { return }
             backend.table.close!(open.pointer)
@@ -131,11 +136,17 @@ public final class PluginActuator: Actuator {
     }
 
     private func perform(_ operation: DeviceOperation, _ call: (UnsafeMutableRawPointer?) -> Int32) throws(DeviceError) {
+        try Self.perform(operation, handle: handle, backend: backend, deviceID: description.id, call)
+    }
+
+    private static func perform(
+        _ operation: DeviceOperation, handle: OpenHandle, backend: Backend, deviceID: String, _ call: (UnsafeMutableRawPointer?) -> Int32
+    ) throws(DeviceError) {
         let result: Result<Void, DeviceError> = handle.state.withLock { state in
-            guard let open = state else { return .failure(.closed(deviceID: description.id)) }
+            guard let open = state else { return .failure(.closed(deviceID: deviceID)) }
             let rc = call(open.pointer)
             guard rc == 0 else {
-                return .failure(backend.failure(operation, code: rc, device: open.pointer, deviceID: description.id))
+                return .failure(backend.failure(operation, code: rc, device: open.pointer, deviceID: deviceID))
             }
             return .success(())
         }

@@ -7,23 +7,23 @@ import Synchronization
 /// buffer is full. The device's clock paces the thread, so the stream never drifts from it.
 ///
 /// Timing: a frame posted at time *t* is placed in the stream one period after the frames written
-/// so far, shifted by its age when the block is rendered, so every frame is felt a constant
-/// buffer and one period after it was meant, and frames keep their spacing to the sample.
+/// so far, shifted back by its age when the block is rendered, so every frame is felt a constant
+/// ``latency`` (the buffer and one period) after it was meant, and frames keep their spacing to
+/// the sample. A stop is a frame of silence like any other, so a pattern sounds exactly as long
+/// as it lasts, and falls silent one latency after the stop (a few milliseconds).
 ///
-/// ``post(_:)`` never blocks (the engine calls it under its lock); ``flush()`` asks the thread to
-/// drop what the device has queued (the backend's `stop`) and go silent; ``finish()`` ends the
-/// thread and waits for it, at most one period.
+/// ``post(_:)`` never blocks (the engine calls it under its lock). ``finish(then:)`` does not
+/// block either: the thread plays out what was posted, pushes the tail out of the device's buffer
+/// with silence, runs the backend's sleep and ends; a ``start(deviceID:)`` before that keeps it
+/// running. ``end()`` ends it at once and waits (at most one blocked write: a period).
 final class SampleStream: Sendable {
-    /// Writes one block (samples, the time its first frame is meant to be felt): the underruns
-    /// recovered, or the failure.
+    /// Writes one block (samples, frames, the time its first frame is meant to be felt): the
+    /// underruns recovered, or the failure.
     typealias Writer = @Sendable (UnsafeBufferPointer<Float>, Int, UInt64) -> Result<Int, DeviceError>
-    /// Drops what the device has queued.
-    typealias Dropper = @Sendable () -> DeviceError?
 
     let format: SampleStreamFormat
     let channels: [ChannelDescription]
     private let write: Writer
-    private let drop: Dropper
     private let inbox: Mutex<Inbox>
     private let thread = Mutex<PosixThread?>(nil)
 
@@ -32,11 +32,21 @@ final class SampleStream: Sendable {
         var drives: InlineDrives
     }
 
+    private enum Ending {
+        /// Running.
+        case none
+        /// Play out what was posted, then run the closure (the backend's sleep) and end.
+        case drain(@Sendable () -> Void)
+        /// End now.
+        case now
+    }
+
     private struct Inbox {
         var changes: [Change]
         var count = 0
-        var flush = false
-        var finish = false
+        var ending = Ending.none
+        /// The thread has decided to end (under this lock): a start must wait for it and begin anew.
+        var exiting = false
         var failure: DeviceError?
         var underruns = 0
     }
@@ -45,28 +55,46 @@ final class SampleStream: Sendable {
     /// millisecond; a later one replaces the last when the inbox is full).
     static let inboxCapacity = 64
 
-    init(format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer, drop: @escaping Dropper) {
+    init(format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer) {
         self.format = format
         self.channels = channels
         self.write = write
-        self.drop = drop
         inbox = Mutex(Inbox(changes: Array(repeating: Change(time: 0, drives: .silence), count: Self.inboxCapacity)))
     }
+
+    /// From a frame's time to the samples it shaped being written to the device: the buffer and
+    /// one period, in seconds (plus the device's own ``SampleStreamFormat/latency`` to the actuator).
+    var latency: Double { Double(format.bufferFrames + format.periodFrames) / Double(format.rate) }
 
     /// Underruns the device recovered from since the stream was created.
     var underruns: Int { inbox.withLock { $0.underruns } }
 
-    /// Starts the thread (once per wake); a failure of the last run is cleared.
+    /// Starts the thread, or keeps a draining one running; a failure of an ended run is cleared.
     func start(deviceID: String) throws(DeviceError) {
         try thread.withLock { (running: inout PosixThread?) throws(DeviceError) in
-            guard running == nil else { return }
-            inbox.withLock {
-                $0 = Inbox(changes: $0.changes, underruns: $0.underruns)
+            let kept = inbox.withLock { inbox -> Bool in
+                guard running != nil, !inbox.exiting else { return false }
+                inbox.ending = .none
+                return true
             }
+            if kept { return }
+            running?.join()
+            running = nil
+            inbox.withLock { $0 = Inbox(changes: $0.changes, underruns: $0.underruns) }
             do throws(ThreadStartError) {
                 running = try PosixThread.start(name: "haptics-samples") { [self] in run() }
             } catch {
                 throw DeviceError.backendFailure(deviceID: deviceID, backend: "core", operation: .wake, errno: error.errno, message: error.description)
+            }
+        }
+    }
+
+    /// Whether the stream takes frames: its thread runs and is not ending.
+    var isRunning: Bool {
+        thread.withLock { running in
+            running != nil && inbox.withLock { inbox in
+                if case .none = inbox.ending { return !inbox.exiting }
+                return false
             }
         }
     }
@@ -87,22 +115,31 @@ final class SampleStream: Sendable {
         if let failure { throw failure }
     }
 
-    /// Asks the thread to drop what the device holds and go silent before its next block.
-    func flush() {
-        inbox.withLock {
-            $0.count = 0
-            $0.flush = true
+    /// Asks the thread to play out what was posted, then run `then` (the backend's sleep) and end;
+    /// returns at once. A frame of silence now is posted first, so the drain ends one latency
+    /// later whatever was posted before. With no thread running, runs `then` now.
+    func finish(then: @escaping @Sendable () -> Void) {
+        let silence = DriveFrame.silence(channelCount: channels.count, at: .monotonicNow())
+        let running = thread.withLock { running in
+            running != nil && inbox.withLock { inbox in
+                guard !inbox.exiting else { return false }
+                inbox.ending = .drain(then)
+                return true
+            }
         }
+        if running { try? post(silence) } else { then() }
     }
 
-    /// Whether the thread runs.
-    var isRunning: Bool { thread.withLock { $0 != nil } }
-
-    /// Ends the thread and waits for it (at most one blocked write: a period).
-    func finish() {
+    /// Ends the thread and waits for it: a draining thread plays out first (one ``latency`` and a
+    /// buffer, a few tens of milliseconds at most), so a program that plays an effect and closes
+    /// the device feels all of it; any other ends at once (at most one blocked write: a period).
+    func end() {
         thread.withLock { running in
             guard let current = running else { return }
-            inbox.withLock { $0.finish = true }
+            inbox.withLock { inbox in
+                if case .drain = inbox.ending { return }
+                inbox.ending = .now
+            }
             if !current.isCurrent { current.join() } else { current.detach() }
             running = nil
         }
@@ -116,24 +153,54 @@ final class SampleStream: Sendable {
         var local = [Change]()
         local.reserveCapacity(Self.inboxCapacity)
         let lead = Double(format.bufferFrames) / Double(format.rate) + format.latency
+        /// Frames of silence still to write before a drained stream ends (the device's buffer).
+        var tail: Int?
+        // Fill the device's buffer with silence first, so every frame, the first as much as any,
+        // is felt the same latency after it was meant: the buffer and one period.
+        var prefill = format.bufferFrames
+        while prefill > 0 {
+            let result = buffer.withUnsafeMutableBufferPointer { samples in
+                synth.render(into: samples, frames: period)
+                return write(UnsafeBufferPointer(samples), period, HapticInstant.monotonicNow().nanoseconds)
+            }
+            if case .failure(let failure) = result {
+                inbox.withLock { $0.failure = failure }
+                return
+            }
+            prefill -= period
+        }
         while true {
             let now = HapticInstant.monotonicNow().nanoseconds
-            var flush = false, finish = false
+            var ending = Ending.none
             inbox.withLock { inbox in
                 local.append(contentsOf: inbox.changes[0..<inbox.count])
                 inbox.count = 0
-                flush = inbox.flush
-                inbox.flush = false
-                finish = inbox.finish
+                ending = inbox.ending
             }
-            if finish { return }
-            if flush {
-                local.removeAll(keepingCapacity: true)
-                synth.reset()
-                if let failure = drop() {
-                    inbox.withLock { $0.failure = failure }
-                    return
+            switch ending {
+            case .now:
+                return
+            case .drain(let then):
+                // Silent with nothing to come, and the buffer pushed out: sleep and end, unless a
+                // start came meanwhile (decided under the lock).
+                if local.isEmpty, synth.isSilent {
+                    let left = (tail ?? format.bufferFrames) - period
+                    tail = left
+                    if left < 0 {
+                        let exits = inbox.withLock { inbox -> Bool in
+                            guard case .drain = inbox.ending else { return false }
+                            inbox.exiting = true
+                            return true
+                        }
+                        if exits {
+                            then()
+                            return
+                        }
+                        tail = nil
+                    }
                 }
+            case .none:
+                tail = nil
             }
             // One period ahead of what is written, shifted back by each frame's age.
             for change in local {
@@ -150,7 +217,13 @@ final class SampleStream: Sendable {
             case .success(let underruns):
                 if underruns > 0 { inbox.withLock { $0.underruns += underruns } }
             case .failure(let failure):
-                inbox.withLock { $0.failure = failure }
+                let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
+                    inbox.failure = failure
+                    inbox.exiting = true
+                    if case .drain(let then) = inbox.ending { return then }
+                    return nil
+                }
+                owed?()
                 return
             }
         }

@@ -1,0 +1,257 @@
+import ALSADevices
+import CAlsa
+import HapticsPluginKit
+import HapticsSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One open ALSA playback PCM: the one owner of its `snd_pcm_t`, closed exactly once.
+///
+/// Opened in blocking mode with interleaved access, in the first sample format of S16, S32 and
+/// float the PCM takes, at the output's channels and rate (no conversion: a PCM that refuses them
+/// is an error that names what it takes and the fix, `plughw:`). Writes convert the host's floats,
+/// put each actuator's samples on its channel (scaled to its rated level) and silence on the rest.
+final class PCM: @unchecked Sendable {
+    // Used by one thread at a time: the host serialises calls per device.
+    private let handle: OpaquePointer
+    let output: ALSAOutput
+    let format: snd_pcm_format_t
+    /// The period and buffer the card chose, in frames.
+    let periodFrames: Int
+    let bufferFrames: Int
+    private var interleaved: UnsafeMutableRawBufferPointer
+    private var capacityFrames = 0
+    /// Pacing for a PCM with no clock of its own (a `file` or `null` PCM, which takes any amount at
+    /// once): the start of the run and the frames written since, so the backend feeds it in real time.
+    private var pacedSince: UInt64?
+    private var pacedFrames = 0
+    private var closed = false
+
+    /// Opens and configures `output`'s PCM.
+    init(output: ALSAOutput) throws(BackendFailure) {
+        self.output = output
+        var pcm: OpaquePointer?
+        let rc = snd_pcm_open(&pcm, output.pcm, SND_PCM_STREAM_PLAYBACK, 0)
+        guard rc == 0, let pcm else { throw Self.openFailure(output: output, code: rc) }
+        handle = pcm
+        do {
+            (format, periodFrames, bufferFrames) = try Self.configure(pcm, output: output)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+        interleaved = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    deinit { close() }
+
+    /// Closes the PCM (output stops at once); later calls do nothing.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        snd_pcm_drop(handle)
+        snd_pcm_close(handle)
+        interleaved.deallocate()
+    }
+
+    /// Readies the stream to start with the first write.
+    func prepare() throws(BackendFailure) {
+        pacedSince = nil
+        try check(snd_pcm_prepare(handle), "prepare")
+    }
+
+    /// Drops what is queued: silent at once; the next write starts the stream again.
+    func drop() throws(BackendFailure) {
+        pacedSince = nil
+        try check(snd_pcm_drop(handle), "drop")
+        try check(snd_pcm_prepare(handle), "prepare")
+    }
+
+    /// Writes `block`, blocking while the buffer is full; returns the underruns recovered from.
+    func write(_ block: SampleBlock) throws(BackendFailure) -> Int {
+        guard block.channelCount == output.actuators.count else {
+            throw BackendFailure(code: EINVAL, "\(output.id): a block of \(block.channelCount) channels for \(output.actuators.count) actuators")
+        }
+        let frames = block.frameCount
+        let bytesPerFrame = Int(snd_pcm_format_physical_width(format) / 8) * output.channels
+        if frames > capacityFrames {
+            interleaved.deallocate()
+            interleaved = UnsafeMutableRawBufferPointer.allocate(byteCount: frames * bytesPerFrame, alignment: 8)
+            capacityFrames = frames
+        }
+        convert(block, bytesPerFrame: bytesPerFrame)
+        var underruns = 0
+        var done = 0
+        while done < frames {
+            let written = snd_pcm_writei(handle, interleaved.baseAddress! + done * bytesPerFrame, snd_pcm_uframes_t(frames - done))
+            if written >= 0 {
+                done += Int(written)
+                continue
+            }
+            let code = Int32(written)
+            if code == -EPIPE {
+                // An underrun: the card played all it had. Start again with this block.
+                underruns += 1
+                try check(snd_pcm_prepare(handle), "recover from an underrun")
+            } else if code == -ESTRPIPE {
+                // Suspended (the machine slept): resume, or prepare where the card cannot.
+                var resumed = snd_pcm_resume(handle)
+                while resumed == -EAGAIN {
+                    usleep(10_000)
+                    resumed = snd_pcm_resume(handle)
+                }
+                if resumed < 0 { try check(snd_pcm_prepare(handle), "recover from a suspend") }
+            } else if code == -EINTR || code == -EAGAIN {
+                continue
+            } else {
+                try check(code, "write")
+            }
+        }
+        pace(frames)
+        return underruns
+    }
+
+    /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes
+    /// run at the nominal rate, a buffer ahead; a PCM with a clock (any card) is never slowed.
+    private func pace(_ frames: Int) {
+        var delay: snd_pcm_sframes_t = 0
+        if snd_pcm_delay(handle, &delay) == 0, delay > 0 {
+            pacedSince = nil
+            return
+        }
+        let now = Self.monotonicNanoseconds()
+        guard let since = pacedSince else {
+            pacedSince = now
+            pacedFrames = frames
+            return
+        }
+        pacedFrames += frames
+        let due = since + UInt64(max(pacedFrames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
+        if due > now {
+            var wait = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&wait, &left) == -1 && errno == EINTR { wait = left }
+        }
+    }
+
+    /// The host's floats into the PCM's format, each actuator on its channel, the rest silent.
+    private func convert(_ block: SampleBlock, bytesPerFrame: Int) {
+        let channels = output.channels
+        let frames = block.frameCount
+        let base = interleaved.baseAddress!
+        memset(base, 0, frames * bytesPerFrame)
+        for (index, actuator) in output.actuators.enumerated() {
+            let scale = Float(actuator.ratedLevel)
+            let channel = actuator.channel - 1
+            for frame in 0..<frames {
+                let value = min(max(block[frame, index] * scale, -1), 1)
+                let slot = frame * channels + channel
+                switch format {
+                case SND_PCM_FORMAT_S16_LE:
+                    base.storeBytes(of: Int16((value * 32_767).rounded()).littleEndian, toByteOffset: slot * 2, as: Int16.self)
+                case SND_PCM_FORMAT_S32_LE:
+                    base.storeBytes(of: Int32((Double(value) * 2_147_483_647).rounded()).littleEndian, toByteOffset: slot * 4, as: Int32.self)
+                default:
+                    base.storeBytes(of: value, toByteOffset: slot * 4, as: Float.self)
+                }
+            }
+        }
+    }
+
+    private func check(_ code: Int32, _ what: String) throws(BackendFailure) {
+        guard code < 0 else { return }
+        let errno = -code
+        if errno == ENODEV || errno == EBADFD && snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED {
+            throw BackendFailure(code: ENODEV, "\(output.id): the card behind \(output.pcm) is gone (unplugged)")
+        }
+        throw BackendFailure(code: errno, "\(output.id): \(what) on \(output.pcm) failed: \(String(cString: snd_strerror(code)))")
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// Sets the hardware parameters; every refusal names what the PCM takes and the fix.
+    private static func configure(_ pcm: OpaquePointer, output: ALSAOutput) throws(BackendFailure) -> (snd_pcm_format_t, Int, Int) {
+        var params: OpaquePointer?
+        guard snd_pcm_hw_params_malloc(&params) == 0, let params else { throw BackendFailure(code: ENOMEM, "\(output.id): out of memory") }
+        defer { snd_pcm_hw_params_free(params) }
+        func fail(_ code: Int32, _ problem: String, _ fix: String) -> BackendFailure {
+            BackendFailure(code: code < 0 ? -code : EINVAL, "\(output.id): \(output.pcm) \(problem) (\(output.source)); \(fix)")
+        }
+        var rc = snd_pcm_hw_params_any(pcm, params)
+        guard rc >= 0 else { throw fail(rc, "has no usable configuration: \(String(cString: snd_strerror(rc)))", "check `aplay -D \(output.pcm) --dump-hw-params /dev/zero`") }
+        rc = snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED)
+        guard rc >= 0 else { throw fail(rc, "refuses interleaved access", "use \"plughw:…\" or a plug PCM") }
+        let formats = [SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE]
+        guard let format = formats.first(where: { snd_pcm_hw_params_test_format(pcm, params, $0) == 0 }) else {
+            throw fail(-EINVAL, "takes none of S16_LE, S32_LE, FLOAT_LE", "use \"plughw:…\", which converts")
+        }
+        snd_pcm_hw_params_set_format(pcm, params, format)
+        rc = snd_pcm_hw_params_set_channels(pcm, params, UInt32(output.channels))
+        guard rc >= 0 else {
+            var low: UInt32 = 0, high: UInt32 = 0
+            snd_pcm_hw_params_get_channels_min(params, &low)
+            snd_pcm_hw_params_get_channels_max(params, &high)
+            throw fail(rc, "refuses \(output.channels) channels: it takes \(low)…\(high)", "set \"channels\" within that range")
+        }
+        rc = snd_pcm_hw_params_set_rate(pcm, params, UInt32(output.rate), 0)
+        guard rc >= 0 else {
+            var low: UInt32 = 0, high: UInt32 = 0, direction: Int32 = 0
+            snd_pcm_hw_params_get_rate_min(params, &low, &direction)
+            snd_pcm_hw_params_get_rate_max(params, &high, &direction)
+            throw fail(rc, "refuses \(output.rate) Hz: it takes \(low)…\(high) Hz", "set \"rate_hz\" to a rate it takes, or use \"plughw:…\", which resamples")
+        }
+        var period = snd_pcm_uframes_t(output.periodFrames)
+        var direction: Int32 = 0
+        rc = snd_pcm_hw_params_set_period_size_near(pcm, params, &period, &direction)
+        guard rc >= 0 else { throw fail(rc, "refuses a period of \(output.periodFrames) frames", "set \"period_us\" higher") }
+        var buffer = snd_pcm_uframes_t(output.bufferFrames)
+        rc = snd_pcm_hw_params_set_buffer_size_near(pcm, params, &buffer)
+        guard rc >= 0 else { throw fail(rc, "refuses a buffer of \(output.bufferFrames) frames", "set \"periods\" differently") }
+        rc = snd_pcm_hw_params(pcm, params)
+        guard rc >= 0 else { throw fail(rc, "refuses the configuration: \(String(cString: snd_strerror(rc)))", "check `aplay -D \(output.pcm) --dump-hw-params /dev/zero`") }
+        // Start as soon as one period is queued; never stop on an underrun by itself (it is counted and recovered).
+        var software: OpaquePointer?
+        if snd_pcm_sw_params_malloc(&software) == 0, let software {
+            defer { snd_pcm_sw_params_free(software) }
+            snd_pcm_sw_params_current(pcm, software)
+            snd_pcm_sw_params_set_start_threshold(pcm, software, period)
+            snd_pcm_sw_params_set_avail_min(pcm, software, period)
+            snd_pcm_sw_params(pcm, software)
+        }
+        return (format, Int(period), Int(buffer))
+    }
+
+    /// The failure for a PCM that would not open: busy (a sound server holds the card, and which
+    /// process), missing (the card is not there), or no permission.
+    static func openFailure(output: ALSAOutput, code: Int32) -> BackendFailure {
+        let errno = code < 0 ? -code : EIO
+        switch errno {
+        case EBUSY:
+            let holder = holderOfCard(pcm: output.pcm).map { " by \($0)" } ?? ""
+            return BackendFailure(
+                code: EBUSY,
+                "\(output.id): \(output.pcm) is in use\(holder): a sound server (PipeWire, PulseAudio) holds the card. "
+                    + "Free it for direct access (`pactl set-card-profile CARD off`, or stop the server), or give the haptics their own "
+                    + "stream: PipeWire's \"Direct\"/\"Pro Audio\" profile and a device file whose pcm is \"pipewire\" or \"pulse\"")
+        case ENOENT, ENODEV, ENXIO:
+            return BackendFailure(
+                code: ENODEV, "\(output.id): no PCM \(output.pcm) (\(output.source)): \(String(cString: snd_strerror(code))); see `aplay -l` and `aplay -L` for what exists")
+        case EACCES, EPERM:
+            return BackendFailure(
+                code: EACCES, "\(output.id): no permission to open \(output.pcm): add the user to the 'audio' group (or run through hapticsd)")
+        default:
+            return BackendFailure(code: errno, "\(output.id): cannot open \(output.pcm): \(String(cString: snd_strerror(code)))")
+        }
+    }
+
+    /// Who holds the playback substream of `pcm`'s card, when `pcm` names a card.
+    static func holderOfCard(pcm: String) -> String? {
+        SoundCard.scan().first { pcm.contains("CARD=\($0.id),") || pcm.hasSuffix("CARD=\($0.id)") || pcm.contains("hw:\($0.index)") }?.playbackOwner()
+    }
+}

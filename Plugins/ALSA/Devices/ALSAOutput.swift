@@ -1,0 +1,160 @@
+import HapticsSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the alsa backend drives: a PCM opened with a number of channels at a rate, and the
+/// actuators on some of them. From a device file (``init(file:)``) or found by itself: a DualSense
+/// on USB (``dualSense(card:)``).
+public struct ALSAOutput: Sendable, Hashable {
+    /// The device id: `alsa:NAME` for a device file, `alsa:054c:0ce6:usb-1-1.2` for a pad.
+    public var id: String
+    /// The human-readable name.
+    public var name: String
+    /// The PCM as alsa-lib names it.
+    public var pcm: String
+    /// Channels the PCM is opened with.
+    public var channels: Int
+    /// Frames per second.
+    public var rate: Int
+    /// Frames per period.
+    public var periodFrames: Int
+    /// Periods in the buffer.
+    public var periods: Int
+    /// Time from a sample leaving the buffer to the actuator moving, in nanoseconds.
+    public var latencyNanoseconds: UInt64
+    /// The actuators, in the device's channel order.
+    public var actuators: [ALSADeviceFile.Actuator]
+    /// The physical device shared with other backends (the pad's USB device in sysfs), or nil.
+    public var physicalID: String?
+    /// Where it was described (the device file, or `/proc/asound/cardN`), for messages.
+    public var source: String
+
+    /// The output a device file describes.
+    public init(file: ALSADeviceFile) {
+        id = file.deviceID
+        name = file.description ?? file.name
+        pcm = file.pcm
+        channels = file.channels
+        rate = file.rate
+        periodFrames = file.periodFrames
+        periods = file.periods
+        latencyNanoseconds = UInt64(file.latencyMicroseconds) * 1_000
+        actuators = file.actuators
+        physicalID = nil
+        source = file.path
+    }
+
+    /// Frames the buffer holds.
+    public var bufferFrames: Int { periodFrames * periods }
+
+    /// An output as given.
+    public init(
+        id: String, name: String, pcm: String, channels: Int, rate: Int, periodFrames: Int, periods: Int, latencyNanoseconds: UInt64,
+        actuators: [ALSADeviceFile.Actuator], physicalID: String?, source: String
+    ) {
+        self.id = id
+        self.name = name
+        self.pcm = pcm
+        self.channels = channels
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.periods = periods
+        self.latencyNanoseconds = latencyNanoseconds
+        self.actuators = actuators
+        self.physicalID = physicalID
+        self.source = source
+    }
+}
+
+/// A sound card as `/proc/asound` shows it.
+public struct SoundCard: Sendable, Hashable {
+    /// The card number (`hw:N`).
+    public var index: Int
+    /// The card's id (`hw:CARD=ID`): `DualSense`, or `Controller` for a gadget named after its product string.
+    public var id: String
+    /// `VVVV:PPPP` of a USB card (`/proc/asound/cardN/usbid`), else nil.
+    public var usbID: String?
+    /// The USB port path of a USB card (`1-1.2`, from `/proc/asound/cardN/usbbus`'s device), else nil.
+    public var usbPort: String?
+    /// The card's device directory in sysfs (`/sys/devices/…/1-1.2:1.0`), else nil.
+    public var sysfsDevice: String?
+
+    /// A card.
+    public init(index: Int, id: String, usbID: String? = nil, usbPort: String? = nil, sysfsDevice: String? = nil) {
+        self.index = index
+        self.id = id
+        self.usbID = usbID
+        self.usbPort = usbPort
+        self.sysfsDevice = sysfsDevice
+    }
+
+    /// The cards under `procRoot` (`/proc/asound`), with their sysfs devices under `sysfsRoot`
+    /// (`/sys`): every `cardN` directory with an `id`. Reads files only; never opens a card.
+    public static func scan(procRoot: String = "/proc/asound", sysfsRoot: String = "/sys") -> [SoundCard] {
+        var cards: [SoundCard] = []
+        for index in 0..<32 {
+            let directory = "\(procRoot)/card\(index)"
+            guard let id = Self.firstLine(directory + "/id") else { continue }
+            var card = SoundCard(index: index, id: id)
+            card.usbID = Self.firstLine(directory + "/usbid")
+            var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            if realpath("\(sysfsRoot)/class/sound/card\(index)/device", &resolved) != nil {
+                let device = String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                card.sysfsDevice = device
+                // The interface directory is PORT:CONFIG.INTERFACE; the USB device is its parent.
+                if let last = device.split(separator: "/").last, let colon = last.firstIndex(of: ":") { card.usbPort = String(last[..<colon]) }
+            }
+            cards.append(card)
+        }
+        return cards
+    }
+
+    /// Who holds the card's first playback substream (`owner_pid` in
+    /// `PROC/cardN/pcm0p/sub0/status`, the name from `/proc/PID/comm`): `pid 812 (pipewire)`, or nil.
+    public func playbackOwner(procRoot: String = "/proc/asound") -> String? {
+        guard let bytes = try? readFile(atPath: "\(procRoot)/card\(index)/pcm0p/sub0/status", limit: 65_536) else { return nil }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix("owner_pid") }), let pid = line.split(separator: ":").last.map(Self.trimmed) else { return nil }
+        return "pid \(pid) (\(Self.firstLine("/proc/\(pid)/comm") ?? "?"))"
+    }
+
+    static func firstLine(_ path: String) -> String? {
+        guard let bytes = try? readFile(atPath: path, limit: 4_096) else { return nil }
+        let line = trimmed(String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)[...])
+        return line.isEmpty ? nil : line
+    }
+
+    static func trimmed(_ text: Substring) -> String {
+        var text = text
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" || last == "\n" { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+extension ALSAOutput {
+    /// The USB ids of the pads whose voice coils are a USB audio device: DualSense 054c:0ce6 and
+    /// DualSense Edge 054c:0df2.
+    public static let dualSenseUSBIDs: Set<String> = ["054c:0ce6", "054c:0df2"]
+
+    /// The voice coils of a DualSense on USB: its card's 4-channel, 48 kHz playback, the coils on
+    /// channels 3 (left) and 4 (right), 1–2 (the speaker and headphones) left silent. Nil for a card
+    /// that is no DualSense. The coils' resonance is not published: unknown until calibrated, driven
+    /// over 20–400 Hz meanwhile.
+    public static func dualSense(card: SoundCard) -> ALSAOutput? {
+        guard let usb = card.usbID, dualSenseUSBIDs.contains(usb) else { return nil }
+        let edge = usb == "054c:0df2"
+        let coil = { (name: String, channel: Int) in
+            ALSADeviceFile.Actuator(name: name, channel: channel, kind: .voiceCoil, resonantFrequency: nil, frequencyRange: 20...400, ratedLevel: 1)
+        }
+        let place = card.usbPort.map { "usb-" + $0 } ?? "card-" + card.id
+        // The USB device: the interface's parent directory, which the pad's HID device hangs off too.
+        let physical = card.sysfsDevice.map { device in String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)]) }
+        return ALSAOutput(
+            id: "alsa:\(usb):\(place)", name: (edge ? "DualSense Edge" : "DualSense") + " voice coils (USB)", pcm: "hw:CARD=\(card.id),DEV=0",
+            channels: 4, rate: 48_000, periodFrames: 240, periods: 3, latencyNanoseconds: 1_000_000,
+            actuators: [coil("left", 3), coil("right", 4)], physicalID: physical, source: "/proc/asound/card\(card.index)")
+    }
+}
