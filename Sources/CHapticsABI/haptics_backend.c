@@ -23,6 +23,7 @@ HAPTICS_PIN(offsetof(haptics_device_info_v1, sample_rate_hz) == 568);
 /* 1.4 */
 HAPTICS_PIN(offsetof(haptics_device_info_v1, sample_latency_ns) == 584);
 HAPTICS_PIN(sizeof(haptics_device_info_v1) == 592);
-HAPTICS_PIN(sizeof(haptics_samples_v1) == 16 + sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_samples_v1) == 24 + sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_samples_v1, delay_frames) == 16 + sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, write_samples) == 40 + 11 * sizeof(void *));
 HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 12 * sizeof(void *));

@@ -47,8 +47,23 @@ extension BackendDriver {
 
 extension DeviceDriver {
     /// A device that takes frames refuses samples.
-    public func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> Int {
+    public func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten {
         throw BackendFailure(code: EOPNOTSUPP, "this device takes drive frames, not samples")
+    }
+}
+
+/// What a device did with a block of samples.
+public struct SamplesWritten: Sendable, Hashable {
+    /// Underruns recovered from since the last block (the block is queued either way).
+    public var underruns: Int
+    /// Frames queued in the device and not yet played, the block's included, when the write
+    /// returned (ALSA's delay); nil when the device cannot tell.
+    public var delayFrames: Int?
+
+    /// A result.
+    public init(underruns: Int, delayFrames: Int?) {
+        self.underruns = underruns
+        self.delayFrames = delayFrames
     }
 }
 
@@ -88,9 +103,8 @@ public protocol DeviceDriver: AnyObject, Sendable {
     /// Stops all output now (a device that takes samples drops what it has queued).
     func stop() throws(BackendFailure)
     /// Queues a block of samples on an awake device that takes them (``DeviceSpec/sampleStream``),
-    /// blocking while its buffer is full. Returns the underruns recovered from since the last call.
-    /// The default refuses: the device takes frames.
-    func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> Int
+    /// blocking while its buffer is full. The default refuses: the device takes frames.
+    func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten
     /// Stops, sleeps and releases the device. Called exactly once.
     func close()
 }

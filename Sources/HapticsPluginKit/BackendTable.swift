@@ -133,9 +133,10 @@ public func fillBackendTable(
     filled.write_samples = { handle, block in
         let view = SampleBlock(block.pointee)
         return DeviceBox.with(handle) { box in
-            var underruns = 0
-            let rc = box.run { () throws(BackendFailure) in underruns = try box.driver.writeSamples(view) }
-            return rc == 0 ? Int32(clamping: underruns) : rc
+            var written = SamplesWritten(underruns: 0, delayFrames: nil)
+            let rc = box.run { () throws(BackendFailure) in written = try box.driver.writeSamples(view) }
+            block.pointee.delay_frames = written.delayFrames.map(Int64.init) ?? -1
+            return rc == 0 ? Int32(clamping: written.underruns) : rc
         }
     }
     withUnsafeBytes(of: &filled) { source in

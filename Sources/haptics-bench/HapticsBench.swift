@@ -7,7 +7,7 @@ import ArgumentParser
 struct HapticsBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haptics-bench", abstract: "swift-haptics' measurements, each printing a table (build with -c release).",
-        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, Hapticsd.self, LoadChild.self, CountChild.self, HoldPattern.self],
+        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, Hapticsd.self, Waveform.self, LoadChild.self, CountChild.self, HoldPattern.self],
         defaultSubcommand: Core.self)
 
     /// `--quick`: fewer samples, for a look rather than a figure.
@@ -48,6 +48,13 @@ struct HapticsBench: ParsableCommand {
             abstract: "Through the service on a private bus: call → frame beside in-process, a killed client's stop, 50 clients × 100 triggers/s.")
         @OptionGroup var options: Quick
         func run() throws { try DaemonBenchmarks.run(quick: options.quick) }
+    }
+
+    struct Waveform: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The sample path: render cost per block beside a bare sine loop, and one playing stream's CPU through alsa-lib's null PCM.")
+        @OptionGroup var options: Quick
+        func run() throws { try WaveformBenchmarks.run(quick: options.quick) }
     }
 
     struct LoadChild: ParsableCommand {

@@ -154,7 +154,7 @@ final class ALSADevice: DeviceDriver {
         throw BackendFailure(code: EOPNOTSUPP, "alsa: this device takes samples (ABI 1.4), not frames; the host is older than the backend")
     }
 
-    func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> Int {
+    func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten {
         try with { pcm throws(BackendFailure) in try pcm.write(block) }
     }
 

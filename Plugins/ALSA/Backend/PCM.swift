@@ -9,7 +9,8 @@ import Glibc
 
 /// One open ALSA playback PCM: the one owner of its `snd_pcm_t`, closed exactly once.
 ///
-/// Opened in blocking mode with interleaved access, in the first sample format of S16, S32 and
+/// Opened without blocking (a busy card is refused at once, not waited for), then written in blocking
+/// mode, with interleaved access, in the first sample format of S16, S32 and
 /// float the PCM takes, at the output's channels and rate (no conversion: a PCM that refuses them
 /// is an error that names what it takes and the fix, `plughw:`). Writes convert the host's floats,
 /// put each actuator's samples on its channel (scaled to its rated level) and silence on the rest.
@@ -33,9 +34,12 @@ final class PCM: @unchecked Sendable {
     init(output: ALSAOutput) throws(BackendFailure) {
         self.output = output
         var pcm: OpaquePointer?
-        let rc = snd_pcm_open(&pcm, output.pcm, SND_PCM_STREAM_PLAYBACK, 0)
+        // Non-blocking: a blocking open of a busy hw device waits in the kernel until it is free.
+        let rc = snd_pcm_open(&pcm, output.pcm, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard rc == 0, let pcm else { throw Self.openFailure(output: output, code: rc) }
         handle = pcm
+        // Writes block (the card's clock paces the stream).
+        snd_pcm_nonblock(pcm, 0)
         do {
             (format, periodFrames, bufferFrames) = try Self.configure(pcm, output: output)
         } catch {
@@ -69,8 +73,9 @@ final class PCM: @unchecked Sendable {
         try check(snd_pcm_prepare(handle), "prepare")
     }
 
-    /// Writes `block`, blocking while the buffer is full; returns the underruns recovered from.
-    func write(_ block: SampleBlock) throws(BackendFailure) -> Int {
+    /// Writes `block`, blocking while the buffer is full; returns the underruns recovered from and
+    /// the frames queued after it.
+    func write(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten {
         guard block.channelCount == output.actuators.count else {
             throw BackendFailure(code: EINVAL, "\(output.id): a block of \(block.channelCount) channels for \(output.actuators.count) actuators")
         }
@@ -109,18 +114,19 @@ final class PCM: @unchecked Sendable {
                 try check(code, "write")
             }
         }
-        pace(frames)
-        return underruns
+        var delay: snd_pcm_sframes_t = 0
+        let known = snd_pcm_delay(handle, &delay) == 0
+        if known, delay > 0 {
+            pacedSince = nil
+        } else {
+            pace(frames)
+        }
+        return SamplesWritten(underruns: underruns, delayFrames: known ? max(Int(delay), 0) : nil)
     }
 
     /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes
     /// run at the nominal rate, a buffer ahead; a PCM with a clock (any card) is never slowed.
     private func pace(_ frames: Int) {
-        var delay: snd_pcm_sframes_t = 0
-        if snd_pcm_delay(handle, &delay) == 0, delay > 0 {
-            pacedSince = nil
-            return
-        }
         let now = Self.monotonicNanoseconds()
         guard let since = pacedSince else {
             pacedSince = now

@@ -306,6 +306,13 @@ typedef struct haptics_samples_v1 {
     uint32_t channel_count;
     /** `frame_count * channel_count` samples. */
     const float * _Nonnull samples;
+    /**
+     * Set by the backend before `write_samples` returns (the host sets -1): the frames queued in the
+     * device and not yet played, this block's included (ALSA's delay), or -1 when it cannot tell.
+     * The host maps its clock onto the stream with it, so every frame is felt the same time after
+     * it was meant however late the host's thread ran.
+     */
+    int64_t delay_frames;
 } haptics_samples_v1;
 
 /** What the host offers a backend instance. Valid until the instance is destroyed. */
@@ -383,9 +390,9 @@ typedef struct haptics_backend_v1 {
      * with no clock of its own (a file) is paced by the backend at its nominal rate. `stop` drops
      * what is queued, so the device is silent at once. Returns the number of underruns the device
      * recovered from since the last call (0 normally; the block is queued either way), or a
-     * negative errno value (-EOPNOTSUPP: the device takes frames).
+     * negative errno value (-EOPNOTSUPP: the device takes frames). Sets `block->delay_frames`.
      */
-    int (* _Nullable write_samples)(void * _Nullable device, const haptics_samples_v1 * _Nonnull block);
+    int (* _Nullable write_samples)(void * _Nullable device, haptics_samples_v1 * _Nonnull block);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

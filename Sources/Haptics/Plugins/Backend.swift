@@ -64,7 +64,7 @@ public final class Backend: @unchecked Sendable {
     }
 
     /// The plugin's `write_samples`, when its table has one (ABI 1.4).
-    var writeSamplesFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<haptics_samples_v1>) -> Int32)? {
+    var writeSamplesFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<haptics_samples_v1>) -> Int32)? {
         guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.write_samples),
             Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
         else { return nil }

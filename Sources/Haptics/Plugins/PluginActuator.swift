@@ -43,12 +43,14 @@ public final class PluginActuator: Actuator {
         stream = SampleStream(
             format: format, channels: description.channels,
             write: { samples, frames, time in
-                owned.state.withLock { state -> Result<Int, DeviceError> in
+                owned.state.withLock { state -> Result<SampleStream.Written, DeviceError> in
                     guard let open = state else { return .failure(.closed(deviceID: id)) }
                     var block = haptics_samples_v1(
-                        time_ns: time, frame_count: UInt32(frames), channel_count: UInt32(channelCount), samples: samples.baseAddress!)
+                        time_ns: time, frame_count: UInt32(frames), channel_count: UInt32(channelCount), samples: samples.baseAddress!,
+                        delay_frames: -1)
                     let rc = write(open.pointer, &block)
-                    return rc >= 0 ? .success(Int(rc)) : .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id))
+                    guard rc >= 0 else { return .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id)) }
+                    return .success(SampleStream.Written(underruns: Int(rc), delayFrames: block.delay_frames >= 0 ? Int(block.delay_frames) : nil))
                 }
             })
     }

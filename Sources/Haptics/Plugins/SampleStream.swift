@@ -6,11 +6,17 @@ import Synchronization
 /// at a time and writes each block to the backend, whose `write_samples` blocks while the device's
 /// buffer is full. The device's clock paces the thread, so the stream never drifts from it.
 ///
-/// Timing: a frame posted at time *t* is placed in the stream one period after the frames written
-/// so far, shifted back by its age when the block is rendered, so every frame is felt a constant
-/// ``latency`` (the buffer and one period) after it was meant, and frames keep their spacing to
-/// the sample. A stop is a frame of silence like any other, so a pattern sounds exactly as long
-/// as it lasts, and falls silent one latency after the stop (a few milliseconds).
+/// Timing: every frame is felt a constant ``latency`` (the buffer and one period) after it was
+/// meant, and frames keep their spacing to the sample, however late this thread runs. After each
+/// write the backend says how much the device holds (ALSA's delay), which tells when the stream's
+/// first frame played on the monotonic clock (the stream's *origin*; the earliest of the recent
+/// estimates, since a coarse hardware pointer only ever makes one late); a frame meant at *t* goes
+/// to the stream position that plays at *t* + latency. (The first frame after a wake may come
+/// later than that allows, when the thread started slowly: that run's latency grows to fit it, so
+/// the pattern is felt whole, a little late, rather than with its start cut.) A device that cannot tell falls back to one
+/// period after what is written, shifted back by the frame's age. A stop is a frame of silence
+/// like any other, so a pattern sounds exactly as long as it lasts, and falls silent one latency
+/// after the stop (a few milliseconds).
 ///
 /// ``post(_:)`` never blocks (the engine calls it under its lock). ``finish(then:)`` does not
 /// block either: the thread plays out what was posted, pushes the tail out of the device's buffer
@@ -18,8 +24,14 @@ import Synchronization
 /// running. ``end()`` ends it at once and waits (at most one blocked write: a period).
 final class SampleStream: Sendable {
     /// Writes one block (samples, frames, the time its first frame is meant to be felt): the
-    /// underruns recovered, or the failure.
-    typealias Writer = @Sendable (UnsafeBufferPointer<Float>, Int, UInt64) -> Result<Int, DeviceError>
+    /// underruns recovered and the frames then queued in the device (nil: it cannot tell), or the failure.
+    typealias Writer = @Sendable (UnsafeBufferPointer<Float>, Int, UInt64) -> Result<Written, DeviceError>
+
+    /// What a write did.
+    struct Written {
+        var underruns: Int
+        var delayFrames: Int?
+    }
 
     let format: SampleStreamFormat
     let channels: [ChannelDescription]
@@ -145,28 +157,83 @@ final class SampleStream: Sendable {
         }
     }
 
+    /// Recent estimates of when the stream's first frame played, in monotonic seconds.
+    private struct OriginWindow {
+        var estimates: [Double]
+        var count = 0
+        var next = 0
+
+        init(capacity: Int) { estimates = Array(repeating: 0, count: capacity) }
+
+        mutating func add(_ estimate: Double) {
+            estimates[next] = estimate
+            next = (next + 1) % estimates.count
+            count = min(count + 1, estimates.count)
+        }
+
+        mutating func clear() { count = 0 }
+
+        /// The earliest recent estimate: a hardware pointer updated a period at a time only ever
+        /// reports more queued than is, so every estimate is late by up to a period.
+        var origin: Double? {
+            guard count > 0 else { return nil }
+            var earliest = Double.infinity
+            for index in 0..<count { earliest = min(earliest, estimates[index]) }
+            return earliest
+        }
+    }
+
     private func run() {
         PosixThread.requestRealtimeForCurrentThread(priority: 20)
         let period = format.periodFrames
+        let rate = Double(format.rate)
         var synth = WaveformSynth(rate: format.rate, channels: channels)
         var buffer = [Float](repeating: 0, count: period * channels.count)
         var local = [Change]()
         local.reserveCapacity(Self.inboxCapacity)
-        let lead = Double(format.bufferFrames) / Double(format.rate) + format.latency
+        let lead = Double(format.bufferFrames) / rate + format.latency
+        let latency = self.latency
+        // About half a second of writes.
+        var window = OriginWindow(capacity: max(format.rate / 2 / period, 4))
         /// Frames of silence still to write before a drained stream ends (the device's buffer).
         var tail: Int?
-        // Fill the device's buffer with silence first, so every frame, the first as much as any,
-        // is felt the same latency after it was meant: the buffer and one period.
-        var prefill = format.bufferFrames
-        while prefill > 0 {
+        /// The latency of this run, set by its first frame: the stream's own (``latency``), or more
+        /// when that frame came later than the stream could place it (the thread started late,
+        /// under load): the whole run is then felt later rather than its start cut short.
+        var runLatency: Double?
+
+        /// Renders and writes the next period; false when the stream failed (recorded).
+        func writeBlock(at now: UInt64) -> Bool {
             let result = buffer.withUnsafeMutableBufferPointer { samples in
                 synth.render(into: samples, frames: period)
-                return write(UnsafeBufferPointer(samples), period, HapticInstant.monotonicNow().nanoseconds)
+                return write(UnsafeBufferPointer(samples), period, now &+ UInt64(lead * 1e9))
             }
-            if case .failure(let failure) = result {
-                inbox.withLock { $0.failure = failure }
-                return
+            switch result {
+            case .success(let written):
+                if written.underruns > 0 {
+                    inbox.withLock { $0.underruns += written.underruns }
+                    window.clear()
+                }
+                if let delay = written.delayFrames {
+                    window.add(HapticInstant.monotonicNow().seconds + Double(delay) / rate - Double(synth.position) / rate)
+                }
+                return true
+            case .failure(let failure):
+                let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
+                    inbox.failure = failure
+                    inbox.exiting = true
+                    if case .drain(let then) = inbox.ending { return then }
+                    return nil
+                }
+                owed?()
+                return false
             }
+        }
+
+        // Fill the device's buffer with silence first: the stream starts steady.
+        var prefill = format.bufferFrames
+        while prefill > 0 {
+            guard writeBlock(at: HapticInstant.monotonicNow().nanoseconds) else { return }
             prefill -= period
         }
         while true {
@@ -202,30 +269,25 @@ final class SampleStream: Sendable {
             case .none:
                 tail = nil
             }
-            // One period ahead of what is written, shifted back by each frame's age.
+            let origin = window.origin
             for change in local {
-                let age = Double(Int64(bitPattern: now &- change.time)) / 1e9
-                let frame = synth.position + Int64(period) - Int64((age * Double(format.rate)).rounded())
+                let frame: Int64
+                if let origin {
+                    let meant = Double(change.time) / 1e9
+                    // When the next frame to render plays, on the monotonic clock.
+                    let next = origin + Double(synth.position) / rate
+                    let chosen = runLatency ?? max(latency, next - meant)
+                    runLatency = chosen
+                    frame = Int64(((meant + chosen - origin) * rate).rounded())
+                } else {
+                    // One period ahead of what is written, shifted back by the frame's age.
+                    let age = Double(Int64(bitPattern: now &- change.time)) / 1e9
+                    frame = synth.position + Int64(period) - Int64((age * rate).rounded())
+                }
                 synth.schedule(at: frame, drives: change.drives)
             }
             local.removeAll(keepingCapacity: true)
-            let result = buffer.withUnsafeMutableBufferPointer { samples in
-                synth.render(into: samples, frames: period)
-                return write(UnsafeBufferPointer(samples), period, now &+ UInt64(lead * 1e9))
-            }
-            switch result {
-            case .success(let underruns):
-                if underruns > 0 { inbox.withLock { $0.underruns += underruns } }
-            case .failure(let failure):
-                let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
-                    inbox.failure = failure
-                    inbox.exiting = true
-                    if case .drain(let then) = inbox.ending { return then }
-                    return nil
-                }
-                owed?()
-                return
-            }
+            guard writeBlock(at: now) else { return }
         }
     }
 }
