@@ -51,7 +51,7 @@ final class ALSABackend: BackendDriver {
             if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
         }
         search = ConfigSearch.standard(
-            directory: "alsa.d", settingKey: Self.settingKey, setting: services.configuration(Self.settingKey), environment: environment)
+            directory: "alsa.d", settingKey: Self.settingKey, noun: "device file", setting: services.configuration(Self.settingKey), environment: environment)
         procRoot = services.configuration("alsa.proc-root") ?? "/proc/asound"
         sysfsRoot = services.configuration("alsa.sysfs-root") ?? "/sys"
         findsPads = services.configuration("alsa.dualsense") != "off"
@@ -60,22 +60,10 @@ final class ALSABackend: BackendDriver {
     /// Every output of every valid device file and every DualSense on USB, and each file that could
     /// not be used.
     func outputs() -> (outputs: [ALSAOutput], failures: [ConfigFileError]) {
-        let found = search.collect()
-        var outputs: [ALSAOutput] = []
-        var failures = found.failures.map { ConfigFileError(file: $0.path, key: nil, problem: $0.problem, expected: $0.expected) }
-        for file in found.files {
-            do throws(ConfigFileError) {
-                let device = try ALSADeviceFile.load(path: file)
-                if let twin = outputs.first(where: { $0.id == device.deviceID }) {
-                    throw ConfigFileError(
-                        file: file, key: "$.name", problem: "name \"\(device.name)\" is also used by \(twin.source)",
-                        expected: "a name no other device file uses (device ids are alsa:NAME)")
-                }
-                outputs.append(ALSAOutput(file: device))
-            } catch {
-                failures.append(error)
-            }
-        }
+        let loaded = search.load(
+            naming: "device ids are alsa:NAME", parse: { (path) throws(ConfigFileError) in try ALSADeviceFile.load(path: path) }, name: \.name)
+        var outputs = loaded.values.map { ALSAOutput(file: $0.value) }
+        let failures = loaded.failures
         if findsPads {
             outputs += SoundCard.scan(procRoot: procRoot, sysfsRoot: sysfsRoot).compactMap(ALSAOutput.dualSense(card:))
         }

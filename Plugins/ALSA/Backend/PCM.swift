@@ -84,6 +84,8 @@ final class PCM: @unchecked Sendable {
         if frames > capacityFrames {
             interleaved.deallocate()
             interleaved = UnsafeMutableRawBufferPointer.allocate(byteCount: frames * bytesPerFrame, alignment: 8)
+            // Channels no actuator uses are never written again: silent from here on.
+            interleaved.initializeMemory(as: UInt8.self, repeating: 0)
             capacityFrames = frames
         }
         convert(block, bytesPerFrame: bytesPerFrame)
@@ -147,23 +149,35 @@ final class PCM: @unchecked Sendable {
         let channels = output.channels
         let frames = block.frameCount
         let base = interleaved.baseAddress!
-        memset(base, 0, frames * bytesPerFrame)
         for (index, actuator) in output.actuators.enumerated() {
             let scale = Float(actuator.ratedLevel)
-            let channel = actuator.channel - 1
-            for frame in 0..<frames {
-                let value = min(max(block[frame, index] * scale, -1), 1)
-                let slot = frame * channels + channel
-                switch format {
-                case SND_PCM_FORMAT_S16_LE:
-                    base.storeBytes(of: Int16((value * 32_767).rounded()).littleEndian, toByteOffset: slot * 2, as: Int16.self)
-                case SND_PCM_FORMAT_S32_LE:
-                    base.storeBytes(of: Int32((Double(value) * 2_147_483_647).rounded()).littleEndian, toByteOffset: slot * 4, as: Int32.self)
-                default:
-                    base.storeBytes(of: value, toByteOffset: slot * 4, as: Float.self)
+            let source = block.samples.baseAddress! + index
+            let stride = block.channelCount
+            // One loop per format, the format's conversion inlined (a switch per sample cost more than the conversion).
+            switch format {
+            case SND_PCM_FORMAT_S16_LE:
+                Self.fill(base.assumingMemoryBound(to: Int16.self) + actuator.channel - 1, channels, source, stride, frames) { value in
+                    Int16((min(max(value * scale, -1), 1) * 32_767).rounded()).littleEndian
+                }
+            case SND_PCM_FORMAT_S32_LE:
+                Self.fill(base.assumingMemoryBound(to: Int32.self) + actuator.channel - 1, channels, source, stride, frames) { value in
+                    Int32((Double(min(max(value * scale, -1), 1)) * 2_147_483_647).rounded()).littleEndian
+                }
+            default:
+                Self.fill(base.assumingMemoryBound(to: Float.self) + actuator.channel - 1, channels, source, stride, frames) { value in
+                    min(max(value * scale, -1), 1)
                 }
             }
         }
+    }
+
+    /// Writes `frames` converted samples, `stride` apart in `source`, `channels` apart in `target`.
+    @inline(__always)
+    private static func fill<Sample>(
+        _ target: UnsafeMutablePointer<Sample>, _ channels: Int, _ source: UnsafePointer<Float>, _ stride: Int, _ frames: Int,
+        _ convert: (Float) -> Sample
+    ) {
+        for frame in 0..<frames { target[frame * channels] = convert(source[frame * stride]) }
     }
 
     private func check(_ code: Int32, _ what: String) throws(BackendFailure) {

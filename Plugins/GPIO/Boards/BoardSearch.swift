@@ -35,7 +35,7 @@ public struct BoardSearch: Sendable, Hashable {
     /// The board files found, in search order (a file listed twice is read once).
     /// - Throws: the first ``BoardFileError``: a missing `gpio.boards` entry or an unreadable directory.
     public func files() throws(BoardFileError) -> [String] {
-        let found = collectFiles()
+        let found = search.collect()
         if let first = found.failures.first { throw first }
         return found.files
     }
@@ -52,26 +52,11 @@ public struct BoardSearch: Sendable, Hashable {
     /// Reads and validates every board file found. One bad file (or a second file reusing a board
     /// name) is reported in ``Loaded/failures`` and the others still load.
     public func load() -> Loaded {
-        var (files, failures) = collectFiles()
-        var boards: [BoardFile] = []
-        for file in files {
-            do throws(BoardFileError) {
-                let board = try BoardFile.load(path: file)
-                if let twin = boards.first(where: { $0.name == board.name }) {
-                    throw BoardFileError(
-                        file: file, key: "$.name", problem: "board name \"\(board.name)\" is also used by \(twin.path)",
-                        expected: "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR)")
-                }
-                boards.append(board)
-            } catch {
-                failures.append(error)
-            }
-        }
-        return Loaded(boards: boards, failures: failures)
+        let loaded = search.load(
+            naming: "device ids are gpio:BOARD:ACTUATOR", parse: { (path) throws(BoardFileError) in try BoardFile.load(path: path) }, name: \.name)
+        return Loaded(boards: loaded.values.map(\.value), failures: loaded.failures)
     }
 
-    private func collectFiles() -> (files: [String], failures: [BoardFileError]) {
-        let found = ConfigSearch(locations: locations, settingKey: Self.settingKey).collect()
-        return (found.files, found.failures.map { BoardFileError(file: $0.path, key: nil, problem: $0.problem, expected: $0.expected.map { _ in "an existing board file or directory" }) })
-    }
+    /// The search over ``locations``.
+    private var search: ConfigSearch { ConfigSearch(locations: locations, settingKey: Self.settingKey, noun: "board file") }
 }

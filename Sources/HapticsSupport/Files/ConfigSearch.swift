@@ -24,30 +24,23 @@ public struct ConfigSearch: Sendable, Hashable {
         }
     }
 
-    /// A place that could not be read: the path (or the setting's entry), what is wrong and the fix.
-    public struct Failure: Error, Sendable, Hashable {
-        /// The file or directory, or `SETTING entry PATH` for a missing entry of the setting.
-        public var path: String
-        /// What is wrong.
-        public var problem: String
-        /// What is expected there, if anything.
-        public var expected: String?
-    }
-
     /// The places searched, in order.
     public var locations: [Location]
     /// The setting that adds files and directories (`gpio.boards`), named in errors.
     public var settingKey: String
+    /// What the files are called in errors (`board file`).
+    public var noun: String
 
     /// A search over `locations`.
-    public init(locations: [Location], settingKey: String) {
+    public init(locations: [Location], settingKey: String, noun: String = "file") {
         self.locations = locations
         self.settingKey = settingKey
+        self.noun = noun
     }
 
     /// The standard search for `directory` (`boards.d`) plus the entries of `setting` (the value of
     /// `settingKey`); `environment` supplies `XDG_CONFIG_HOME` and `HOME`.
-    public static func standard(directory: String, settingKey: String, setting: String?, environment: [String: String]) -> ConfigSearch {
+    public static func standard(directory: String, settingKey: String, noun: String = "file", setting: String?, environment: [String: String]) -> ConfigSearch {
         var locations = [Location(path: "/etc/haptics/" + directory, required: false)]
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             locations.append(Location(path: config + "/haptics/" + directory, required: false))
@@ -57,24 +50,24 @@ public struct ConfigSearch: Sendable, Hashable {
         for entry in (setting ?? "").split(separator: ":") where !entry.isEmpty {
             locations.append(Location(path: String(entry), required: true))
         }
-        return ConfigSearch(locations: locations, settingKey: settingKey)
+        return ConfigSearch(locations: locations, settingKey: settingKey, noun: noun)
     }
 
     /// The files found, in search order (a file listed twice once), and one failure per place that
-    /// could not be read.
-    public func collect() -> (files: [String], failures: [Failure]) {
+    /// could not be read (its `file` the path, or `SETTING entry PATH` for a missing entry of the setting).
+    public func collect() -> (files: [String], failures: [ConfigFileError]) {
         var result: [String] = []
-        var failures: [Failure] = []
+        var failures: [ConfigFileError] = []
         for location in locations {
             var info = stat()
             guard stat(location.path, &info) == 0 else {
                 let code = errno
                 if !location.required && code == ENOENT { continue }
                 failures.append(
-                    Failure(
-                        path: location.required ? "\(settingKey) entry \(location.path)" : location.path,
+                    ConfigFileError(
+                        file: location.required ? "\(settingKey) entry \(location.path)" : location.path, key: nil,
                         problem: "cannot read: \(String(cString: strerror(code)))",
-                        expected: location.required ? "an existing file or directory" : nil))
+                        expected: location.required ? "an existing \(noun) or directory" : nil))
                 continue
             }
             if info.st_mode & S_IFMT == S_IFDIR {
@@ -91,9 +84,35 @@ public struct ConfigSearch: Sendable, Hashable {
         return (result, failures)
     }
 
-    static func jsonFiles(in directory: String) -> Result<[String], Failure> {
+    /// Reads every file found with `parse`, keeping the good ones in search order; one failure per
+    /// place that could not be read, per file that could not be used, and per file that reuses a
+    /// name (`name`) of an earlier one, so one bad file neither hides the others nor goes unseen.
+    /// `naming` says what a name becomes, for that error (`device ids are alsa:NAME`).
+    public func load<Value>(
+        naming: String, parse: (String) throws(ConfigFileError) -> Value, name: (Value) -> String
+    ) -> (values: [(path: String, value: Value)], failures: [ConfigFileError]) {
+        let found = collect()
+        var values: [(path: String, value: Value)] = []
+        var failures = found.failures
+        for file in found.files {
+            do throws(ConfigFileError) {
+                let value = try parse(file)
+                if let twin = values.first(where: { name($0.value) == name(value) }) {
+                    throw ConfigFileError(
+                        file: file, key: "$.name", problem: "name \"\(name(value))\" is also used by \(twin.path)",
+                        expected: "a name no other \(noun) uses (\(naming))")
+                }
+                values.append((file, value))
+            } catch {
+                failures.append(error)
+            }
+        }
+        return (values, failures)
+    }
+
+    static func jsonFiles(in directory: String) -> Result<[String], ConfigFileError> {
         guard let handle = opendir(directory) else {
-            return .failure(Failure(path: directory, problem: "cannot list: \(String(cString: strerror(errno)))"))
+            return .failure(ConfigFileError(file: directory, key: nil, problem: "cannot list: \(String(cString: strerror(errno)))"))
         }
         defer { closedir(handle) }
         var names: [String] = []

@@ -329,7 +329,8 @@ struct GPIOBoardSearchTests {
         #expect(loaded.failures.count == 3, "\(loaded.failures)")
         let duplicate = loaded.failures.first { $0.file == root + "/2.json" }
         #expect(duplicate?.key == "$.name")
-        #expect(duplicate?.problem == "board name \"same\" is also used by \(root)/1.json")
+        #expect(duplicate?.problem == "name \"same\" is also used by \(root)/1.json")
+        #expect(duplicate?.expected == "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR)")
         let broken = loaded.failures.first { $0.file == root + "/3-bad.json" }
         #expect(broken?.key == "$.actuators[0].limits.rated_level")
         #expect(loaded.failures.contains { $0.file == "gpio.boards entry \(root)/nope.json" })
