@@ -36,10 +36,11 @@ let package = Package(
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
         .library(name: "HapticsTools", targets: ["HapticsTools"]),
-        // The JSON layer and the board-file reader, for the fuzzing harnesses in Fuzz/ (a package of
+        // The JSON layer, the board-file and ALSA device-file readers, for the fuzzing harnesses in Fuzz/ (a package of
         // their own, so the sanitizer build never touches this one's).
         .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
         .library(name: "GPIOBoards", targets: ["GPIOBoards"]),
+        .library(name: "ALSADevices", targets: ["ALSADevices"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

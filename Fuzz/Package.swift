@@ -23,6 +23,7 @@ let package = Package(
         .executableTarget(name: "FuzzAHAP", dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics)]),
         .executableTarget(name: "FuzzProfile", dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics)]),
         .executableTarget(name: "FuzzBoard", dependencies: ["FuzzSupport", .product(name: "GPIOBoards", package: haptics)]),
+        .executableTarget(name: "FuzzALSA", dependencies: ["FuzzSupport", .product(name: "ALSADevices", package: haptics)]),
         .executableTarget(
             name: "FuzzTrace",
             dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics), .product(name: "HapticsInteraction", package: haptics)]),
