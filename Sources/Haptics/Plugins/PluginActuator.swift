@@ -75,7 +75,7 @@ public final class PluginActuator: Actuator {
     }
 
     /// Calls the plugin's `sleep`. A sample device's stream first plays out what it was given
-    /// (its ``SampleStream/latency``, a few milliseconds) and then calls it from its own thread, so
+    /// (the buffer and a period, a few milliseconds) and then calls it from its own thread, so
     /// this returns at once; a failure of that sleep is logged.
     public func sleep() throws(DeviceError) {
         guard let stream else {
@@ -117,7 +117,7 @@ public final class PluginActuator: Actuator {
     }
 
     /// Calls the plugin's `stop`. A sample device's running stream takes it as a frame of silence
-    /// now, felt one ``SampleStream/latency`` later like every frame, so what was played before it
+    /// now, felt one stream latency later (the buffer and a period) like every frame, so what was played before it
     /// sounds to its end (the backend's `stop`, which drops what the device holds, would cut it).
     public func stop() throws(DeviceError) {
         if let stream, stream.isRunning {
