@@ -157,18 +157,24 @@ final class PCM: @unchecked Sendable {
             switch format {
             case SND_PCM_FORMAT_S16_LE:
                 Self.fill(base.assumingMemoryBound(to: Int16.self) + actuator.channel - 1, channels, source, stride, frames) { value in
-                    Int16((min(max(value * scale, -1), 1) * 32_767).rounded()).littleEndian
+                    Int16((Self.clip(value * scale) * 32_767).rounded()).littleEndian
                 }
             case SND_PCM_FORMAT_S32_LE:
                 Self.fill(base.assumingMemoryBound(to: Int32.self) + actuator.channel - 1, channels, source, stride, frames) { value in
-                    Int32((Double(min(max(value * scale, -1), 1)) * 2_147_483_647).rounded()).littleEndian
+                    Int32((Double(Self.clip(value * scale)) * 2_147_483_647).rounded()).littleEndian
                 }
             default:
                 Self.fill(base.assumingMemoryBound(to: Float.self) + actuator.channel - 1, channels, source, stride, frames) { value in
-                    min(max(value * scale, -1), 1)
+                    Self.clip(value * scale)
                 }
             }
         }
+    }
+
+    /// A sample within −1…1; NaN (from a host that sent one) is silence, never a trap in the conversion.
+    @inline(__always)
+    private static func clip(_ value: Float) -> Float {
+        value.isNaN ? 0 : min(max(value, -1), 1)
     }
 
     /// Writes `frames` converted samples, `stride` apart in `source`, `channels` apart in `target`.

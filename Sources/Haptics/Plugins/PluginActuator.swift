@@ -120,7 +120,8 @@ public final class PluginActuator: Actuator {
     /// now, felt one stream latency later (the buffer and a period) like every frame, so what was played before it
     /// sounds to its end (the backend's `stop`, which drops what the device holds, would cut it).
     public func stop() throws(DeviceError) {
-        if let stream, stream.isRunning {
+        // Draining too: a drop would cut the tail it plays out.
+        if let stream, stream.isActive {
             try stream.post(.silence(channelCount: description.channels.count, at: .monotonicNow()))
             return
         }

@@ -1,6 +1,10 @@
 import HapticsSupport
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The thread that feeds a device that takes samples (``DeviceDescription/sampleStream``) while
 /// it is awake: it renders the frames the engine posts into samples (``WaveformSynth``) one period
 /// at a time and writes each block to the backend, whose `write_samples` blocks while the device's
@@ -111,6 +115,12 @@ final class SampleStream: Sendable {
         }
     }
 
+    /// Whether the thread runs and will render what is posted, ending or not (a drain still plays
+    /// a frame posted before it ends).
+    var isActive: Bool {
+        thread.withLock { running in running != nil && inbox.withLock { !$0.exiting } }
+    }
+
     /// Hands a frame to the thread; throws the failure that ended the stream, if one did.
     func post(_ frame: DriveFrame) throws(DeviceError) {
         let drives = InlineDrives(frame.channels)
@@ -201,6 +211,8 @@ final class SampleStream: Sendable {
         /// when that frame came later than the stream could place it (the thread started late,
         /// under load): the whole run is then felt later rather than its start cut short.
         var runLatency: Double?
+        /// When this run began, for holding a backend that does not wait to real time.
+        let runStart = HapticInstant.monotonicNow().seconds
 
         /// Renders and writes the next period; false when the stream failed (recorded).
         func writeBlock(at now: UInt64) -> Bool {
@@ -214,9 +226,14 @@ final class SampleStream: Sendable {
                     inbox.withLock { $0.underruns += written.underruns }
                     window.clear()
                 }
+                let after = HapticInstant.monotonicNow().seconds
                 if let delay = written.delayFrames {
-                    window.add(HapticInstant.monotonicNow().seconds + Double(delay) / rate - Double(synth.position) / rate)
+                    window.add(after + Double(delay) / rate - Double(synth.position) / rate)
                 }
+                // A backend whose writes do not wait (its contract says they do) must not make this
+                // real-time thread spin: it is held to real time, with slack for a card's clock.
+                let ahead = Double(synth.position) / rate - (after - runStart) * 1.01 - Double(format.bufferFrames) / rate - 0.05
+                if ahead > 0 { usleep(UInt32(min(ahead, 1) * 1e6)) }
                 return true
             case .failure(let failure):
                 let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in

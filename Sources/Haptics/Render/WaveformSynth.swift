@@ -176,9 +176,12 @@ public struct WaveformSynth: Sendable {
 
     private mutating func apply(_ drives: InlineDrives) {
         for channel in 0..<channelCount {
-            let amplitude = Double(min(max(drives.amplitude[channel], 0), 1))
+            // NaN is silence, and a frequency that is no positive finite number the channel's default.
+            let given = drives.amplitude[channel]
+            let amplitude = given.isNaN ? 0 : Double(min(max(given, 0), 1))
             let frequency = Double(drives.frequency[channel])
-            oscillators[channel].step = frequency > 0 && frequency.isFinite ? frequency / rate : oscillators[channel].defaultStep
+            // Below half the rate (a higher one would alias into a low one).
+            oscillators[channel].step = frequency > 0 && frequency.isFinite ? min(frequency, rate * 0.45) / rate : oscillators[channel].defaultStep
             guard amplitude != oscillators[channel].target else { continue }
             // A silent oscillator starts its burst at a zero crossing, rising.
             if oscillators[channel].amplitude == 0, oscillators[channel].rampLeft == 0 { oscillators[channel].phase = 0 }

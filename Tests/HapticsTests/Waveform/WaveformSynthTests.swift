@@ -124,6 +124,22 @@ struct WaveformSynthTests {
         #expect(abs(Signal.amplitude(of: samples[200...], at: 200, rate: 48_000) - 0.75) < 0.01)
     }
 
+    @Test("a NaN amplitude is silence; a NaN, negative or infinite frequency plays the default; one above half the rate is held below it")
+    func badDrives() {
+        var synth = WaveformSynth(rate: 3_000, channels: [coil])
+        synth.schedule(at: 0, drives: drives(.nan, 150))
+        #expect(render(&synth, frames: 300).allSatisfy { $0 == 0 })
+        for frequency: Float in [.nan, -5, .infinity] {
+            synth.schedule(at: synth.position, drives: drives(1, frequency))
+            let samples = render(&synth, frames: 3_000)
+            #expect(samples.allSatisfy { $0.isFinite })
+            #expect(Signal.peak(of: samples[300...], in: 100...250, rate: 3_000) == 150, "\(frequency)")
+        }
+        synth.schedule(at: synth.position, drives: drives(1, 2_900))
+        let high = render(&synth, frames: 3_000)
+        #expect(Signal.peak(of: high[300...], in: 1_300...1_499, rate: 3_000) == 1_350, "held at 0.45 of the rate")
+    }
+
     @Test("rendering and scheduling allocate nothing")
     func noAllocation() {
         var synth = WaveformSynth(rate: 48_000, channels: [coil, coil])
