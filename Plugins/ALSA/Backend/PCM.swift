@@ -19,6 +19,8 @@ final class PCM: @unchecked Sendable {
     private let handle: OpaquePointer
     let output: ALSAOutput
     let format: snd_pcm_format_t
+    /// Bytes of one interleaved frame in ``format`` at the output's channel count.
+    private let bytesPerFrame: Int
     /// The period and buffer the card chose, in frames.
     let periodFrames: Int
     let bufferFrames: Int
@@ -46,6 +48,7 @@ final class PCM: @unchecked Sendable {
             snd_pcm_close(pcm)
             throw error
         }
+        bytesPerFrame = Int(snd_pcm_format_physical_width(format) / 8) * output.channels
         interleaved = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }
 
@@ -80,7 +83,6 @@ final class PCM: @unchecked Sendable {
             throw BackendFailure(code: EINVAL, "\(output.id): a block of \(block.channelCount) channels for \(output.actuators.count) actuators")
         }
         let frames = block.frameCount
-        let bytesPerFrame = Int(snd_pcm_format_physical_width(format) / 8) * output.channels
         if frames > capacityFrames {
             interleaved.deallocate()
             interleaved = UnsafeMutableRawBufferPointer.allocate(byteCount: frames * bytesPerFrame, alignment: 8)
@@ -88,7 +90,7 @@ final class PCM: @unchecked Sendable {
             interleaved.initializeMemory(as: UInt8.self, repeating: 0)
             capacityFrames = frames
         }
-        convert(block, bytesPerFrame: bytesPerFrame)
+        convert(block)
         var underruns = 0
         var done = 0
         while done < frames {
@@ -129,7 +131,7 @@ final class PCM: @unchecked Sendable {
     /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes
     /// run at the nominal rate, a buffer ahead; a PCM with a clock (any card) is never slowed.
     private func pace(_ frames: Int) {
-        let now = Self.monotonicNanoseconds()
+        let now = Monotonic.now()
         guard let since = pacedSince else {
             pacedSince = now
             pacedFrames = frames
@@ -137,15 +139,11 @@ final class PCM: @unchecked Sendable {
         }
         pacedFrames += frames
         let due = since + UInt64(max(pacedFrames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
-        if due > now {
-            var wait = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000))
-            var left = timespec()
-            while nanosleep(&wait, &left) == -1 && errno == EINTR { wait = left }
-        }
+        if due > now { Monotonic.sleep(until: due) }
     }
 
     /// The host's floats into the PCM's format, each actuator on its channel, the rest silent.
-    private func convert(_ block: SampleBlock, bytesPerFrame: Int) {
+    private func convert(_ block: SampleBlock) {
         let channels = output.channels
         let frames = block.frameCount
         let base = interleaved.baseAddress!
@@ -193,12 +191,6 @@ final class PCM: @unchecked Sendable {
             throw BackendFailure(code: ENODEV, "\(output.id): the card behind \(output.pcm) is gone (unplugged)")
         }
         throw BackendFailure(code: errno, "\(output.id): \(what) on \(output.pcm) failed: \(String(cString: snd_strerror(code)))")
-    }
-
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Sets the hardware parameters; every refusal names what the PCM takes and the fix.

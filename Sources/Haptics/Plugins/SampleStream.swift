@@ -1,10 +1,6 @@
 import HapticsSupport
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The thread that feeds a device that takes samples (``DeviceDescription/sampleStream``) while
 /// it is awake: it renders the frames the engine posts into samples (``WaveformSynth``) one period
 /// at a time and writes each block to the backend, whose `write_samples` blocks while the device's
@@ -233,7 +229,7 @@ final class SampleStream: Sendable {
                 // A backend whose writes do not wait (its contract says they do) must not make this
                 // real-time thread spin: it is held to real time, with slack for a card's clock.
                 let ahead = Double(synth.position) / rate - (after - runStart) * 1.01 - Double(format.bufferFrames) / rate - 0.05
-                if ahead > 0 { usleep(UInt32(min(ahead, 1) * 1e6)) }
+                if ahead > 0 { Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(ahead, 1))) }
                 return true
             case .failure(let failure):
                 let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in

@@ -36,11 +36,7 @@ struct ALSAFilePCMTests {
     }
 
     /// The raw file as floats per channel.
-    func read(_ rig: Rig) throws -> [[Float]] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: rig.raw))
-        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)).map { Float(Int16(littleEndian: $0)) / 32_767 } }
-        return (0..<rig.channels).map { Signal.channel($0, of: samples, channels: rig.channels) }
-    }
+    func read(_ rig: Rig) throws -> [[Float]] { try Signal.channels(ofRawS16: rig.raw, channels: rig.channels) }
 
     /// Plays `pattern` on the rig's device through an engine on the system clock, for `seconds`.
     func play(_ pattern: HapticPattern, on rig: Rig, for seconds: Double, stopAfter: Double? = nil) throws {
@@ -60,12 +56,6 @@ struct ALSAFilePCMTests {
         device.close()
     }
 
-    /// The indices of the first and last sample louder than `threshold`.
-    func extent(_ samples: [Float], threshold: Float = 0.01) -> ClosedRange<Int>? {
-        guard let first = samples.firstIndex(where: { abs($0) > threshold }), let last = samples.lastIndex(where: { abs($0) > threshold }) else { return nil }
-        return first...last
-    }
-
     @Test("listing: the device file's coil, a sample stream of 48 kHz in 2 ms periods, three in the buffer; the card is not opened")
     func listing() throws {
         let rig = try rig()
@@ -83,7 +73,7 @@ struct ALSAFilePCMTests {
         let channels = try read(rig)
         #expect(channels[0].allSatisfy { $0 == 0 }, "channel 1 carries no actuator")
         let coil = channels[1]
-        let span = try #require(extent(coil))
+        let span = try #require(Signal.extent(coil))
         let seconds = Double(span.count) / rig.rate
         #expect(abs(seconds - 0.3) < 0.012, "sounded \(seconds) s")
         // Sharpness 0.5 in the uncalibrated band 112.5…225 Hz (0.75–1.5 × f₀): the geometric middle, 159.1 Hz.
@@ -101,7 +91,7 @@ struct ALSAFilePCMTests {
         let rig = try rig()
         try play(try .transient(intensity: 1, sharpness: 1), on: rig, for: 0.3)
         let coil = try read(rig)[1]
-        let span = try #require(extent(coil, threshold: 0))
+        let span = try #require(Signal.extent(coil, threshold: 0))
         #expect(coil[span.lowerBound] > 0, "rising")
         let milliseconds = Double(span.count) / rig.rate * 1e3
         #expect(milliseconds > 11 && milliseconds < 15, "the 12 ms tap and its 1 ms fade: \(milliseconds) ms")
@@ -116,7 +106,7 @@ struct ALSAFilePCMTests {
         let rig = try rig()
         try play(try .continuous(duration: 2, intensity: 1, sharpness: 0), on: rig, for: 0.5, stopAfter: 0.2)
         let coil = try read(rig)[1]
-        let span = try #require(extent(coil))
+        let span = try #require(Signal.extent(coil))
         let seconds = Double(span.count) / rig.rate
         #expect(abs(seconds - 0.2) < 0.03, "sounded \(seconds) s for a stop after 0.2 s")
     }

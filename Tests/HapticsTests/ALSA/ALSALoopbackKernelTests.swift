@@ -45,18 +45,6 @@ extension GuestExclusiveKernelTests {
             return process
         }
 
-        /// The captured channels as floats.
-        static func channels(_ path: String) throws -> [[Float]] {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)).map { Float(Int16(littleEndian: $0)) / 32_767 } }
-            return [Signal.channel(0, of: samples, channels: 2), Signal.channel(1, of: samples, channels: 2)]
-        }
-
-        static func extent(_ samples: [Float]) -> ClosedRange<Int>? {
-            guard let first = samples.firstIndex(where: { abs($0) > 0.01 }), let last = samples.lastIndex(where: { abs($0) > 0.01 }) else { return nil }
-            return first...last
-        }
-
         @Test("a pattern reaches the card: the coil's channel carries the sine for the event's length, the other is silent; the card paces the stream")
         func playsOnTheCard() throws {
             let (directory, system) = try Self.rig()
@@ -72,10 +60,10 @@ extension GuestExclusiveKernelTests {
             device.close()
             let elapsed = HapticInstant.monotonicNow().seconds - started.seconds
             _ = try recorder.wait(timeout: 10)
-            let captured = try Self.channels(directory + "/captured.raw")
+            let captured = try Signal.channels(ofRawS16: directory + "/captured.raw", channels: 2)
             print("aloop: \(underruns) underruns over \(elapsed) s")
             #expect(captured[1].allSatisfy { $0 == 0 }, "channel 2 carries no actuator")
-            let span = try #require(Self.extent(captured[0]), "nothing reached the card")
+            let span = try #require(Signal.extent(captured[0]), "nothing reached the card")
             let seconds = Double(span.count) / Self.rate
             #expect(abs(seconds - 0.5) < 0.03, "sounded \(seconds) s")
             let middle = captured[0][(span.lowerBound + 4_800)..<(span.upperBound - 4_800)]
@@ -149,8 +137,8 @@ extension GuestExclusiveKernelTests {
             _ = try recorder.wait(timeout: 20)
             #expect(sounding, "the coil never sounded; haptic-cal said: \(log)")
             #expect(ending == .signaled(SIGKILL), "haptic-cal \(ending): \(log)")
-            let captured = try Self.channels(directory + "/captured.raw")[0]
-            let span = try #require(Self.extent(captured))
+            let captured = try Signal.channels(ofRawS16: directory + "/captured.raw", channels: 2)[0]
+            let span = try #require(Signal.extent(captured))
             let silenceAfter = Double(captured.count - 1 - span.upperBound) / Self.rate
             #expect(silenceAfter > 1.5, "the card kept sounding after the kill: only \(silenceAfter) s of silence at the end")
             print("aloop: \(silenceAfter) s of silence after the last sound, of the 2 s recorded after the kill")

@@ -28,6 +28,20 @@ enum Signal {
     static func channel(_ channel: Int, of samples: [Float], channels: Int) -> [Float] {
         stride(from: channel, to: samples.count, by: channels).map { samples[$0] }
     }
+
+    /// The channels of a raw file of interleaved S16_LE samples (what alsa-lib's `file` PCM and
+    /// `arecord -t raw` write), as floats of full scale.
+    static func channels(ofRawS16 path: String, channels: Int) throws -> [[Float]] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)).map { Float(Int16(littleEndian: $0)) / 32_767 } }
+        return (0..<channels).map { channel($0, of: samples, channels: channels) }
+    }
+
+    /// The indices of the first and last sample louder than `threshold`, or nil for silence.
+    static func extent(_ samples: [Float], threshold: Float = 0.01) -> ClosedRange<Int>? {
+        guard let first = samples.firstIndex(where: { abs($0) > threshold }), let last = samples.lastIndex(where: { abs($0) > threshold }) else { return nil }
+        return first...last
+    }
 }
 
 @Suite("Waveform synth: frames become phase-continuous sines, bursts from a zero crossing, ramps with no zipper")
