@@ -16,4 +16,14 @@ public protocol Actuator: AnyObject, Sendable {
     func stop() throws(DeviceError)
     /// Stops the device, puts it to sleep and releases it. Further calls fail with ``DeviceError/closed(deviceID:)``.
     func close()
+    /// Registers the one handler for failures the actuator meets on its own, between calls (a
+    /// sample device's stream thread finding the device unplugged). ``HapticDevice`` registers it
+    /// and marks the device lost. The default does nothing: an actuator that only acts when
+    /// called reports its failures by throwing.
+    func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void)
+}
+
+extension Actuator {
+    /// Does nothing: failures come back from the calls.
+    public func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void) {}
 }

@@ -45,6 +45,18 @@ public final class HapticDevice: Sendable {
         self.clock = clock
         self.logger = logger
         self.state = Mutex(State(model: PowerModel(policy: policy)))
+        // A failure met between calls (a stream thread's write): lost is lost; anything else is
+        // logged and thrown by the next call.
+        actuator.onFailure { [weak self] error in
+            guard let self else { return }
+            if error.isDeviceLost {
+                self.logger.warning("\(error)")
+                self.markLost(error)
+            } else {
+                self.logger.error("\(error)")
+                self.state.withLock { $0.lastError = error }
+            }
+        }
     }
 
     deinit { close() }

@@ -13,6 +13,13 @@ public final class PluginActuator: Actuator {
     private let handle: OpenHandle
     /// For a device that takes samples: the thread that renders frames into them while awake.
     private let stream: SampleStream?
+    /// Who hears of a failure the stream thread meets (``onFailure(_:)``).
+    private let failureHandler = FailureHandler()
+
+    final class FailureHandler: Sendable {
+        let handler = Mutex<(@Sendable (DeviceError) -> Void)?>(nil)
+        func callAsFunction(_ error: DeviceError) { handler.withLock { $0 }?(error) }
+    }
 
     struct SendableHandle: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer?
@@ -40,6 +47,7 @@ public final class PluginActuator: Actuator {
         let write = backend.writeSamplesFunction!
         let id = description.id
         let channelCount = description.channels.count
+        let failed = failureHandler
         stream = SampleStream(
             format: format, channels: description.channels,
             write: { samples, frames, time in
@@ -52,7 +60,8 @@ public final class PluginActuator: Actuator {
                     guard rc >= 0 else { return .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id)) }
                     return .success(SampleStream.Written(underruns: Int(rc), delayFrames: block.delay_frames >= 0 ? Int(block.delay_frames) : nil))
                 }
-            })
+            },
+            failed: { failed($0) })
     }
 
     /// The actuator for an opened handle: a sample device gets its stream.
@@ -61,6 +70,12 @@ public final class PluginActuator: Actuator {
             return PluginActuator(sampleDevice: description, format: format, backend: backend, handle: handle)
         }
         return PluginActuator(description: description, backend: backend, handle: handle)
+    }
+
+    /// Registers who hears of a failure a sample device's stream thread meets (the device unplugged
+    /// mid-stream): the thread ends, and without this nobody would know until the next frame.
+    public func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void) {
+        failureHandler.handler.withLock { $0 = handler }
     }
 
     /// Underruns a sample device recovered from since it was opened (0 for a frame device).

@@ -67,10 +67,14 @@ final class SampleStream: Sendable {
     /// millisecond; a later one replaces the last when the inbox is full).
     static let inboxCapacity = 64
 
-    init(format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer) {
+    /// Told the failure that ended the stream (from a thread of its own, not the stream thread).
+    private let failed: @Sendable (DeviceError) -> Void
+
+    init(format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer, failed: @escaping @Sendable (DeviceError) -> Void) {
         self.format = format
         self.channels = channels
         self.write = write
+        self.failed = failed
         inbox = Mutex(Inbox(changes: Array(repeating: Change(time: 0, drives: .silence), count: Self.inboxCapacity)))
     }
 
@@ -239,6 +243,11 @@ final class SampleStream: Sendable {
                     return nil
                 }
                 owed?()
+                // Told from a thread of its own: the handler takes the device's lock, under which a
+                // wake may be joining this very thread. Not a task: a blocked cooperative pool (one
+                // thread on a one-CPU machine) would hold the news back indefinitely.
+                let failed = self.failed
+                if let teller = try? PosixThread.start(name: "haptics-failed", { failed(failure) }) { teller.detach() }
                 return false
             }
         }

@@ -56,6 +56,29 @@ struct ALSAFilePCMTests {
         device.close()
     }
 
+    @Test("a stream that fails on its own (the file PCM's disk is full) is reported without waiting for the next frame")
+    func streamFailureReported() throws {
+        let directory = TestSupport.makeTemporaryDirectory("alsafull")
+        try """
+            {"format": 1, "name": "full", "pcm": "file:FILE=/dev/full,FORMAT=raw", "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3,
+             "actuators": [{"name": "coil", "channel": 1}]}
+            """.write(toFile: directory + "/full.json", atomically: true, encoding: .utf8)
+        let system = HapticSystem(
+            configuration: .init(
+                searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
+                settings: ["alsa.devices": directory, "alsa.dualsense": "off", "recording.devices": "none"],
+                logger: TestSupport.quietLogger, daemon: .never))
+        let device = try system.openDevice("alsa:full")
+        defer { device.close() }
+        try device.beginActivity()
+        let failed = ChildProcess.waitUntil(timeout: 5) { device.lastError != nil }
+        #expect(failed, "no failure reported")
+        let text = "\(device.lastError.map { "\($0)" } ?? "")"
+        #expect(text.contains("alsa:full") && text.contains("write"), "\(text)")
+        #expect(!device.isLost, "a full disk is no unplugged device")
+        print("file PCM on /dev/full: \(text)")
+    }
+
     @Test("listing: the device file's coil, a sample stream of 48 kHz in 2 ms periods, three in the buffer; the card is not opened")
     func listing() throws {
         let rig = try rig()
