@@ -165,20 +165,7 @@ public enum DualSense: ControllerFamily {
     public static func rumbleReport(
         state: RumbleState, transport: HIDTransport, sequence: UInt8, mode: VibrationMode
     ) -> [UInt8] {
-        let start: Int
-        var report: [UInt8]
-        switch transport {
-        case .usb:
-            report = [UInt8](repeating: 0, count: usbReportLength)
-            report[0] = usbReportID
-            start = 1
-        case .bluetooth:
-            report = [UInt8](repeating: 0, count: bluetoothReportLength)
-            report[0] = bluetoothReportID
-            report[1] = (sequence & 0x0F) << 4
-            report[2] = bluetoothTag
-            start = 3
-        }
+        var (report, start) = emptyReport(transport: transport, sequence: sequence)
         switch mode {
         case .compatible:
             report[start] = 0x02 | 0x01  // HAPTICS_SELECT | COMPATIBLE_VIBRATION
@@ -190,6 +177,38 @@ public enum DualSense: ControllerFamily {
         report[start + 3] = Quantize.level(state.strong, maximum: 255)  // motor_left
         if transport == .bluetooth { PlayStationCRC.seal(&report) }
         return report
+    }
+
+    /// The report that gives the voice coils back to the USB audio stream (channels 3–4 of the pad's
+    /// sound card): every valid flag clear, so nothing else changes (lights, triggers, volumes), and
+    /// with neither HAPTICS_SELECT nor a compatible-vibration bit the firmware leaves rumble emulation.
+    /// SDL (`SDL_hidapi_ps5.c`) sends exactly this, a zeroed effects block, when no rumble is asked:
+    /// "Leaving emulated rumble bits off will restore audio haptics". Any rumble report (the kernel's
+    /// `hid-playstation` sends one on every force-feedback play) switches emulation back on.
+    ///
+    /// - Parameters:
+    ///   - transport: How the device is connected.
+    ///   - sequence: The counter (Bluetooth only).
+    public static func audioHapticsReport(transport: HIDTransport, sequence: UInt8) -> [UInt8] {
+        var (report, _) = emptyReport(transport: transport, sequence: sequence)
+        if transport == .bluetooth { PlayStationCRC.seal(&report) }
+        return report
+    }
+
+    /// A report with its header and an all-zero common block, and where the block starts.
+    private static func emptyReport(transport: HIDTransport, sequence: UInt8) -> (report: [UInt8], start: Int) {
+        switch transport {
+        case .usb:
+            var report = [UInt8](repeating: 0, count: usbReportLength)
+            report[0] = usbReportID
+            return (report, 1)
+        case .bluetooth:
+            var report = [UInt8](repeating: 0, count: bluetoothReportLength)
+            report[0] = bluetoothReportID
+            report[1] = (sequence & 0x0F) << 4
+            report[2] = bluetoothTag
+            return (report, 3)
+        }
     }
 
     /// Both motors off, in `mode`.

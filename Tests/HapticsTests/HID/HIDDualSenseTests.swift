@@ -64,6 +64,14 @@ struct HIDDualSenseTests {
         }
     }
 
+    @Test("audio haptics: every valid flag clear (SDL's zeroed block), so rumble emulation is off and nothing else changes")
+    func audioHaptics() {
+        #expect(DualSense.audioHapticsReport(transport: .usb, sequence: 3) == HIDBytes.padded("02", to: 48))
+        // The CRC (seed 0xA2) worked out by zlib's crc32 over a2 31 00 10 and 71 zeros.
+        #expect(DualSense.audioHapticsReport(transport: .bluetooth, sequence: 0) == HIDBytes.padded("31 00 10", to: 78, suffix: "b5 01 15 23"))
+        #expect(DualSense.audioHapticsReport(transport: .bluetooth, sequence: 5)[1] == 0x50)
+    }
+
     @Test("the trigger values are ignored: the DualSense has no trigger rumble motors")
     func triggersIgnored() {
         let withTriggers = RumbleState(strong: 0.5, weak: 0.5, leftTrigger: 1, rightTrigger: 1)
