@@ -96,7 +96,7 @@ let package = Package(
         // Waveform devices on ALSA PCMs: device files and DualSense cards (pure, tested directly), the alsa-lib backend.
         .target(name: "ALSADevices", dependencies: ["HapticsSupport"], path: "Plugins/ALSA/Devices"),
         .target(
-            name: "HapticsALSABackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "ALSADevices", "CAlsa", "CHapticsSystem"],
+            name: "HapticsALSABackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "ALSADevices", "HIDReports", "CAlsa", "CHapticsSystem"],
             path: "Plugins/ALSA/Backend"),
         .systemLibrary(
             name: "CAlsa", path: "Plugins/CAlsa", pkgConfig: "alsa",

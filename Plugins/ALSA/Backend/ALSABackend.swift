@@ -3,6 +3,7 @@ import CHapticsABI
 import CHapticsSystem
 import HapticsPluginKit
 import HapticsSupport
+import HIDReports
 import Synchronization
 
 #if canImport(Glibc)
@@ -20,7 +21,9 @@ import Glibc
 ///   colon-separated);
 /// - a DualSense or DualSense Edge on USB, found by itself (`alsa:054c:0ce6:usb-PORT`): its card's
 ///   channels 3–4 are the left and right voice coils, 1–2 stay silent. `alsa.dualsense` set to `off`
-///   turns that off.
+///   turns that off. `alsa.dualsense-period-us` (1000…100000, default 5000) and
+///   `alsa.dualsense-periods` (2…16, default 3) size its buffer: longer periods cost less CPU
+///   and more periods survive a busier machine, both at more latency.
 ///
 /// Settings for tests: `alsa.proc-root` (default `/proc/asound`) and `alsa.sysfs-root` (`/sys`).
 ///
@@ -40,6 +43,8 @@ final class ALSABackend: BackendDriver {
     let procRoot: String
     let sysfsRoot: String
     let findsPads: Bool
+    /// A pad's period in microseconds and periods in its buffer, or why a setting cannot be used.
+    let padBuffer: Result<(periodMicroseconds: Int, periods: Int), BackendFailure>
 
     /// The setting listing extra device files and directories.
     static let settingKey = "alsa.devices"
@@ -55,6 +60,24 @@ final class ALSABackend: BackendDriver {
         procRoot = services.configuration("alsa.proc-root") ?? "/proc/asound"
         sysfsRoot = services.configuration("alsa.sysfs-root") ?? "/sys"
         findsPads = services.configuration("alsa.dualsense") != "off"
+        padBuffer = Result { () throws(BackendFailure) in
+            (try Self.integer(services, "alsa.dualsense-period-us", in: 1_000...100_000, default: 5_000, of: "microseconds"),
+             try Self.integer(services, "alsa.dualsense-periods", in: 2...16, default: 3, of: "periods"))
+        }
+    }
+
+    /// The whole number setting `key` gives, `fallback` when unset; a failure naming the setting,
+    /// the value and the range otherwise.
+    static func integer(
+        _ services: HostServices, _ key: String, in range: ClosedRange<Int>, default fallback: Int, of unit: String
+    ) throws(BackendFailure) -> Int {
+        guard let setting = services.configuration(key) else { return fallback }
+        guard let value = Int(setting), range.contains(value) else {
+            throw BackendFailure(
+                code: EINVAL,
+                "setting \(key) is \(setting.debugDescription): expected a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound) (default \(fallback)); fix or unset it")
+        }
+        return value
     }
 
     /// Every output of every valid device file and every DualSense on USB, and each file that could
@@ -65,7 +88,10 @@ final class ALSABackend: BackendDriver {
         var outputs = loaded.values.map { ALSAOutput(file: $0.value) }
         let failures = loaded.failures
         if findsPads {
-            outputs += SoundCard.scan(procRoot: procRoot, sysfsRoot: sysfsRoot).compactMap(ALSAOutput.dualSense(card:))
+            let buffer = (try? padBuffer.get()) ?? (periodMicroseconds: 5_000, periods: 3)
+            outputs += SoundCard.scan(procRoot: procRoot, sysfsRoot: sysfsRoot).compactMap {
+                ALSAOutput.dualSense(card: $0, periodFrames: 48 * buffer.periodMicroseconds / 1_000, periods: buffer.periods)
+            }
         }
         return (outputs, failures)
     }
@@ -74,7 +100,12 @@ final class ALSABackend: BackendDriver {
     /// no card.
     func devices() -> [DeviceSpec] {
         let found = outputs()
-        return found.outputs.map(Self.spec) + found.failures.map(Self.unusableFile)
+        let padFailure: String? = if case .failure(let failure) = padBuffer { failure.message } else { nil }
+        return found.outputs.map { output in
+            var spec = Self.spec(output)
+            if output.isDualSense, let padFailure { spec.unavailableReason = padFailure }
+            return spec
+        } + found.failures.map(Self.unusableFile)
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
@@ -89,11 +120,22 @@ final class ALSABackend: BackendDriver {
                 "alsa: no device '\(deviceID)' (device files in \(search.locations.map(\.path).joined(separator: ", ")); DualSense cards in \(procRoot))"
                     + (known.isEmpty ? "; none found: write one (Hardware/alsa/README.md) or set alsa.devices" : "; found: \(known.joined(separator: ", "))"))
         }
+        if output.isDualSense, case .failure(let failure) = padBuffer { throw failure }
         let pcm = try PCM(output: output)
         services.log(
             HAPTICS_LOG_DEBUG,
             "\(deviceID): opened \(output.pcm): \(output.channels) channels at \(output.rate) Hz, period \(pcm.periodFrames) frames, buffer \(pcm.bufferFrames) frames")
-        return ALSADevice(pcm: pcm)
+        var mode: PadModeSwitch?
+        if output.isDualSense {
+            if let node = output.padHidraw {
+                mode = PadModeSwitch(node: node, productID: output.padProductID ?? 0, deviceID: deviceID, services: services)
+            } else {
+                services.log(
+                    HAPTICS_LOG_WARNING,
+                    "\(deviceID): no hidraw node of the pad under \(output.physicalID ?? "its USB device"): its rumble emulation cannot be switched off, and once a program has asked it for rumble the coils stay silent until it is plugged in again")
+            }
+        }
+        return ALSADevice(pcm: pcm, mode: mode)
     }
 
     static func spec(_ output: ALSAOutput) -> DeviceSpec {
@@ -121,11 +163,15 @@ final class ALSABackend: BackendDriver {
     }
 }
 
-/// One open waveform device: its PCM, used by one call at a time.
+/// One open waveform device: its PCM (and a DualSense's mode switch), used by one call at a time.
 final class ALSADevice: DeviceDriver {
     private let pcm: Mutex<PCM?>
+    private let mode: PadModeSwitch?
 
-    init(pcm: PCM) { self.pcm = Mutex(pcm) }
+    init(pcm: PCM, mode: PadModeSwitch?) {
+        self.pcm = Mutex(pcm)
+        self.mode = mode
+    }
 
     private func with<T>(_ body: (PCM) throws(BackendFailure) -> T) throws(BackendFailure) -> T {
         try pcm.withLock { (open: inout PCM?) throws(BackendFailure) -> T in
@@ -134,8 +180,16 @@ final class ALSADevice: DeviceDriver {
         }
     }
 
-    func wake() throws(BackendFailure) { try with { pcm throws(BackendFailure) in try pcm.prepare() } }
-    func sleep() throws(BackendFailure) { try with { pcm throws(BackendFailure) in try pcm.drop() } }
+    func wake() throws(BackendFailure) {
+        try with { pcm throws(BackendFailure) in try pcm.prepare() }
+        mode?.coils()
+    }
+
+    func sleep() throws(BackendFailure) {
+        try with { pcm throws(BackendFailure) in try pcm.drop() }
+        mode?.rumble()
+    }
+
     func stop() throws(BackendFailure) { try with { pcm throws(BackendFailure) in try pcm.drop() } }
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
@@ -151,5 +205,74 @@ final class ALSADevice: DeviceDriver {
             open?.close()
             open = nil
         }
+        mode?.close()
+    }
+}
+
+/// A DualSense's firmware mode, switched through output report 0x02 on its hidraw node: the voice
+/// coils follow the USB audio stream only while no rumble emulation is selected. ``coils()`` (on
+/// wake) clears it (``DualSense/audioHapticsReport(transport:sequence:)``); ``rumble()`` (on sleep
+/// and close) selects it again with both motors off, the state a rumble player expects. Owns the
+/// node's descriptor. A node that cannot be opened or written is logged once, naming the node and
+/// the fix; the coils still play.
+final class PadModeSwitch: Sendable {
+    private struct State {
+        var fd: Int32 = -1
+        var coils = false
+        var warned = false
+    }
+
+    private let state = Mutex(State())
+    private let node: String
+    private let rumbleMode: DualSense.VibrationMode
+    private let deviceID: String
+    private let services: HostServices
+
+    init(node: String, productID: UInt16, deviceID: String, services: HostServices) {
+        self.node = node
+        rumbleMode = DualSense.vibrationMode(productID: productID, updateVersion: nil)
+        self.deviceID = deviceID
+        self.services = services
+    }
+
+    /// Hands the coils the audio stream.
+    func coils() { send(DualSense.audioHapticsReport(transport: .usb, sequence: 0), coils: true) }
+
+    /// Gives the pad its rumble emulation back, motors off.
+    func rumble() {
+        guard state.withLock({ $0.coils }) else { return }
+        send(DualSense.stopReport(transport: .usb, sequence: 0, mode: rumbleMode), coils: false)
+    }
+
+    /// Restores rumble emulation if the coils had the pad, and closes the node.
+    func close() {
+        rumble()
+        state.withLock { state in
+            if state.fd >= 0 { Glibc.close(state.fd) }
+            state.fd = -1
+        }
+    }
+
+    private func send(_ report: [UInt8], coils: Bool) {
+        let failure = state.withLock { state -> String? in
+            // A pad that is gone (unplugged) has no mode to restore: nothing to say.
+            let gone = { errno == ENODEV || errno == ENOENT }
+            if state.fd < 0 {
+                state.fd = Glibc.open(node, O_WRONLY | O_CLOEXEC)
+                if state.fd < 0 { return state.warned || gone() ? nil : "cannot open \(node): \(String(cString: strerror(errno)))" }
+            }
+            let written = report.withUnsafeBytes { Glibc.write(state.fd, $0.baseAddress, $0.count) }
+            guard written == report.count else {
+                if written < 0, gone() { return nil }
+                return state.warned ? nil : "cannot write to \(node): \(written < 0 ? String(cString: strerror(errno)) : "short write")"
+            }
+            state.coils = coils
+            return nil
+        }
+        guard let failure else { return }
+        state.withLock { $0.warned = true }
+        services.log(
+            HAPTICS_LOG_WARNING,
+            "\(deviceID): \(failure); the pad's rumble emulation stays as it is, so after any rumble its coils stay silent. Give the user the pad's hidraw node (Hardware/udev/70-haptics-gamepads.rules)")
     }
 }

@@ -28,6 +28,11 @@ public struct ALSAOutput: Sendable, Hashable {
     public var actuators: [ALSADeviceFile.Actuator]
     /// The physical device shared with other backends (the pad's USB device in sysfs), or nil.
     public var physicalID: String?
+    /// A DualSense's hidraw node, through which its rumble emulation is switched off while the
+    /// coils play (``padProductID`` says which pad), or nil.
+    public var padHidraw: String?
+    /// A DualSense's USB product id (0x0CE6, Edge 0x0DF2), or nil.
+    public var padProductID: UInt16?
     /// Where it was described (the device file, or `/proc/asound/cardN`), for messages.
     public var source: String
 
@@ -43,6 +48,8 @@ public struct ALSAOutput: Sendable, Hashable {
         latencyNanoseconds = UInt64(file.latencyMicroseconds) * 1_000
         actuators = file.actuators
         physicalID = nil
+        padHidraw = nil
+        padProductID = nil
         source = file.path
     }
 
@@ -64,6 +71,8 @@ public struct ALSAOutput: Sendable, Hashable {
         self.latencyNanoseconds = latencyNanoseconds
         self.actuators = actuators
         self.physicalID = physicalID
+        self.padHidraw = nil
+        self.padProductID = nil
         self.source = source
     }
 }
@@ -80,14 +89,18 @@ public struct SoundCard: Sendable, Hashable {
     public var usbPort: String?
     /// The card's device directory in sysfs (`/sys/devices/…/1-1.2:1.0`), else nil.
     public var sysfsDevice: String?
+    /// The hidraw node (`/dev/hidrawN`) of a HID interface of the same USB device (a DualSense's
+    /// controls), else nil.
+    public var hidraw: String?
 
     /// A card.
-    public init(index: Int, id: String, usbID: String? = nil, usbPort: String? = nil, sysfsDevice: String? = nil) {
+    public init(index: Int, id: String, usbID: String? = nil, usbPort: String? = nil, sysfsDevice: String? = nil, hidraw: String? = nil) {
         self.index = index
         self.id = id
         self.usbID = usbID
         self.usbPort = usbPort
         self.sysfsDevice = sysfsDevice
+        self.hidraw = hidraw
     }
 
     /// The cards under `procRoot` (`/proc/asound`), with their sysfs devices under `sysfsRoot`
@@ -99,12 +112,14 @@ public struct SoundCard: Sendable, Hashable {
             guard let id = Self.firstLine(directory + "/id") else { continue }
             var card = SoundCard(index: index, id: id)
             card.usbID = Self.firstLine(directory + "/usbid")
-            var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if realpath("\(sysfsRoot)/class/sound/card\(index)/device", &resolved) != nil {
-                let device = String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let device = Self.realPath("\(sysfsRoot)/class/sound/card\(index)/device") {
                 card.sysfsDevice = device
                 // The interface directory is PORT:CONFIG.INTERFACE; the USB device is its parent.
-                if let last = device.split(separator: "/").last, let colon = last.firstIndex(of: ":") { card.usbPort = String(last[..<colon]) }
+                if let last = device.split(separator: "/").last, let colon = last.firstIndex(of: ":") {
+                    card.usbPort = String(last[..<colon])
+                    let usbDevice = String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)])
+                    card.hidraw = Self.hidrawNode(under: usbDevice, sysfsRoot: sysfsRoot)
+                }
             }
             cards.append(card)
         }
@@ -118,6 +133,26 @@ public struct SoundCard: Sendable, Hashable {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         guard let line = lines.first(where: { $0.hasPrefix("owner_pid") }), let pid = line.split(separator: ":").last.map(Self.trimmed) else { return nil }
         return "pid \(pid) (\(Self.firstLine("/proc/\(pid)/comm") ?? "?"))"
+    }
+
+    /// The hidraw node whose device lies under `usbDevice` (a sysfs directory), as `/dev/hidrawN`.
+    static func hidrawNode(under usbDevice: String, sysfsRoot: String) -> String? {
+        guard let directory = opendir("\(sysfsRoot)/class/hidraw") else { return nil }
+        defer { closedir(directory) }
+        var nodes: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("hidraw"), let device = realPath("\(sysfsRoot)/class/hidraw/\(name)/device"), device.hasPrefix(usbDevice + "/") {
+                nodes.append("/dev/" + name)
+            }
+        }
+        return nodes.sorted().first
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     static func firstLine(_ path: String) -> String? {
@@ -135,6 +170,10 @@ public struct SoundCard: Sendable, Hashable {
 }
 
 extension ALSAOutput {
+    /// Whether this is a DualSense's coils found by their card, not a device file (whose names
+    /// have no colon).
+    public var isDualSense: Bool { Self.dualSenseUSBIDs.contains { id.hasPrefix("alsa:\($0):") } }
+
     /// The USB ids of the pads whose voice coils are a USB audio device: DualSense 054c:0ce6 and
     /// DualSense Edge 054c:0df2.
     public static let dualSenseUSBIDs: Set<String> = ["054c:0ce6", "054c:0df2"]
@@ -142,8 +181,9 @@ extension ALSAOutput {
     /// The voice coils of a DualSense on USB: its card's 4-channel, 48 kHz playback, the coils on
     /// channels 3 (left) and 4 (right), 1–2 (the speaker and headphones) left silent. Nil for a card
     /// that is no DualSense. The coils' resonance is not published: unknown until calibrated, driven
-    /// over 20–400 Hz meanwhile.
-    public static func dualSense(card: SoundCard) -> ALSAOutput? {
+    /// over 20–400 Hz meanwhile. The buffer is `periods` of `periodFrames` at 48 kHz: 3 × 240 (5 ms)
+    /// by default.
+    public static func dualSense(card: SoundCard, periodFrames: Int = 240, periods: Int = 3) -> ALSAOutput? {
         guard let usb = card.usbID, dualSenseUSBIDs.contains(usb) else { return nil }
         let edge = usb == "054c:0df2"
         let coil = { (name: String, channel: Int) in
@@ -152,9 +192,12 @@ extension ALSAOutput {
         let place = card.usbPort.map { "usb-" + $0 } ?? "card-" + card.id
         // The USB device: the interface's parent directory, which the pad's HID device hangs off too.
         let physical = card.sysfsDevice.map { device in String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)]) }
-        return ALSAOutput(
+        var output = ALSAOutput(
             id: "alsa:\(usb):\(place)", name: (edge ? "DualSense Edge" : "DualSense") + " voice coils (USB)", pcm: "hw:CARD=\(card.id),DEV=0",
-            channels: 4, rate: 48_000, periodFrames: 240, periods: 3, latencyNanoseconds: 1_000_000,
+            channels: 4, rate: 48_000, periodFrames: periodFrames, periods: periods, latencyNanoseconds: 1_000_000,
             actuators: [coil("left", 3), coil("right", 4)], physicalID: physical, source: "/proc/asound/card\(card.index)")
+        output.padHidraw = card.hidraw
+        output.padProductID = UInt16(usb.suffix(4), radix: 16)
+        return output
     }
 }

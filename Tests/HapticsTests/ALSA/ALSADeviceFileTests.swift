@@ -102,6 +102,19 @@ struct DualSenseCardTests {
             #expect(pad.channels.map(\.name) == ["left", "right"] && pad.channels.allSatisfy { $0.actuator == .voiceCoil })
             #expect(pad.sampleStream == SampleStreamFormat(rate: 48_000, periodFrames: 240, bufferFrames: 720, latency: 0.001))
             #expect(!system(["alsa.dualsense": "off"]).devices().contains { $0.backend == "alsa" })
+            let deeper = try #require(system(["alsa.dualsense-periods": "8", "alsa.dualsense-period-us": "10000"]).devices().first { $0.backend == "alsa" })
+            #expect(deeper.sampleStream?.periodFrames == 480 && deeper.sampleStream?.bufferFrames == 3_840 && deeper.isAvailable)
+            let refusals = [
+                ("alsa.dualsense-periods", "1", "periods from 2 to 16 (default 3)"), ("alsa.dualsense-periods", "three", "periods from 2 to 16 (default 3)"),
+                ("alsa.dualsense-periods", "", "periods from 2 to 16 (default 3)"),
+                ("alsa.dualsense-period-us", "999", "microseconds from 1000 to 100000 (default 5000)"),
+            ]
+            for (key, bad, expected) in refusals {
+                let system = system([key: bad])
+                let refused = try #require(system.devices().first { $0.backend == "alsa" })
+                #expect(refused.unavailableReason == "setting \(key) is \(bad.debugDescription): expected a whole number of \(expected); fix or unset it")
+                #expect(throws: DeviceError.self) { try system.openDevice(refused.id) }
+            }
         }
     }
 }
