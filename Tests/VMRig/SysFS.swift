@@ -41,14 +41,23 @@ public enum SysFS {
 
     /// Writes `text` to the attribute at `path` in one `write(2)` (as `echo text > path` does).
     public static func write(_ path: String, _ text: String) throws {
+        try write(path, bytes: Array(text.utf8), shown: text.debugDescription)
+    }
+
+    /// Writes `bytes` to the attribute at `path` in one `write(2)`: a binary configfs attribute
+    /// such as a HID gadget's `report_desc`.
+    public static func write(_ path: String, bytes: [UInt8]) throws {
+        try write(path, bytes: bytes, shown: "\(bytes.count) bytes")
+    }
+
+    private static func write(_ path: String, bytes: [UInt8], shown: String) throws {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw RigError.errno("open", path) }
         defer { close(fd) }
-        let bytes = Array(text.utf8)
         while true {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw RigError.errno("write \(text.debugDescription) to", path) }
+            if n < 0 { throw RigError.errno("write \(shown) to", path) }
             if n != bytes.count {
                 throw RigError.system(operation: "short write to", path: path, errno: EIO)
             }

@@ -1,0 +1,164 @@
+import Foundation
+import Haptics
+import Synchronization
+import Testing
+import VMRig
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension GuestExclusiveKernelTests {
+    /// Guest side, alone in the guest (timing): the DualSense's voice coils over a real USB bus. A
+    /// virtual pad (``USBGadget``: UAC2 + HID on `dummy_hcd_iso`) is enumerated by the kernel's own
+    /// `snd-usb-audio` and `usbhid`; `libhaptics-alsa.so` finds it with no device file, by its USB
+    /// ids, and what it plays is captured on the gadget's side of the bus by `arecord`; the output
+    /// reports that switch the pad's rumble emulation off and on are read at `/dev/hidg0`. Runs in the
+    /// boot that ignores the special HID drivers, where `hid-generic` gives the pad a hidraw node
+    /// (`hid-playstation` refuses a pad whose feature reports are zeros).
+    @Suite(.serialized, .enabled(if: VMRig.ignoresSpecialHIDDrivers, "hid-generic must bind the gadget's HID interface"))
+    struct DualSenseUSB {
+        static let rate = 48_000.0
+
+        static func gadget() throws -> USBGadget {
+            try USBGadget(dualSenseDescriptor: VirtualController.dualSenseUSB.descriptor())
+        }
+
+        static func system() -> HapticSystem {
+            HapticSystem(
+                configuration: .init(
+                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
+                    // 40 ms queued: under TCG the emulated bus starves the guest now and then, and a
+                    // 15 ms buffer (the default) underran up to 14 times a second.
+                    settings: ["alsa.devices": TestSupport.makeTemporaryDirectory("none"), "alsa.dualsense-period-us": "20000", "alsa.dualsense-periods": "4", "recording.devices": "none"],
+                    logger: TestSupport.quietLogger, daemon: .never))
+        }
+
+        /// `arecord` on the gadget's card, 4 channels, started (and given time to start) before
+        /// anything plays. `-N`: the gadget's capture fails with EIO while the host is silent.
+        static func capture(_ gadget: USBGadget, into path: String) throws -> ChildProcess {
+            let process = try ChildProcess(
+                ["/usr/bin/arecord", "-q", "-N", "-D", "hw:CARD=\(gadget.gadgetCardID),DEV=0", "-t", "raw", "-f", "S16_LE", "-c", "4", "-r", "48000", path],
+                outputPath: path + ".log")
+            usleep(500_000)
+            return process
+        }
+
+        @Test("the pad on a USB bus is found by its ids; the left coil plays on channel 3, the right on 4, 1–2 stay silent; rumble emulation is off while they play, back after")
+        func coilsOnTheirChannels() throws {
+            let gadget = try Self.gadget()
+            defer { gadget.remove() }
+            let system = Self.system()
+            let pad = try #require(system.devices().first { $0.backend == "alsa" }, "no alsa device among \(system.devices().map(\.id))")
+            let port = String(gadget.usbDevice.split(separator: "/").last ?? "")
+            #expect(pad.id == "alsa:054c:0ce6:usb-\(port)", "\(pad.id)")
+            #expect(pad.name == "DualSense voice coils (USB)" && pad.isAvailable, "\(pad.name): \(pad.unavailableReason ?? "")")
+            #expect(pad.channels.map(\.name) == ["left", "right"])
+            // The key that ties the coils to the pad's HID interface: its USB device, an ancestor of the hidraw node's.
+            #expect(pad.physicalID == gadget.usbDevice, "\(pad.physicalID ?? "nil") is not \(gadget.usbDevice)")
+            #expect(gadget.hidrawPath != nil)
+
+            let directory = TestSupport.makeTemporaryDirectory("dsusb")
+            // The pad's end of its HID interface: the output reports the host sent it.
+            let hidg = open(gadget.hidgPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            try #require(hidg >= 0, "open \(gadget.hidgPath): errno \(errno)")
+            defer { close(hidg) }
+            let recorder = try Self.capture(gadget, into: directory + "/captured.raw")
+            let device = try system.openDevice(pad.id)
+            try device.beginActivity()
+            // Frames for what is to come, all at once: their times, not this thread's sleeps (which
+            // overshoot under load), decide when each plays.
+            let start = HapticInstant.monotonicNow().nanoseconds + 100_000_000
+            let at = { (seconds: Double) in HapticInstant(nanoseconds: start + UInt64(seconds * 1e9)) }
+            try device.submit(DriveFrame(time: at(0), channels: [ChannelDrive(amplitude: 0.8, frequency: 150), .off]))
+            try device.submit(DriveFrame(time: at(0.4), channels: [.off, ChannelDrive(amplitude: 0.5, frequency: 250)]))
+            try device.submit(.silence(channelCount: 2, at: at(0.8)))
+            usleep(1_200_000)
+            device.endActivity()
+            let underruns = (device.actuator as? PluginActuator)?.underruns ?? -1
+            device.close()
+            usleep(500_000)
+            recorder.send(SIGINT)
+            _ = try recorder.wait(timeout: 10)
+            let captured = try Signal.channels(ofRawS16: directory + "/captured.raw", channels: 4)
+            print("DualSense USB gadget: \(captured[0].count) frames captured, \(underruns) underruns")
+            #expect(captured[0].allSatisfy { $0 == 0 } && captured[1].allSatisfy { $0 == 0 }, "channels 1–2 (speaker, headphones) carry no coil")
+            let left = try #require(Signal.extent(captured[2]), "nothing reached channel 3")
+            let right = try #require(Signal.extent(captured[3]), "nothing reached channel 4")
+            for (name, span, frequency, level) in [("left", left, 150.0, 0.8), ("right", right, 250.0, 0.5)] {
+                let samples = name == "left" ? captured[2] : captured[3]
+                // An underrun (the emulated bus starves the guest now and then) restarts the stream,
+                // and what follows is placed later: about 30 ms each under TCG, 50 allowed.
+                let seconds = Double(span.count) / Self.rate
+                #expect(seconds > 0.35 && seconds < 0.45 + 0.05 * Double(max(underruns, 0)), "\(name) sounded \(seconds) s with \(underruns) underruns")
+                let middle = samples[(span.lowerBound + 2_400)..<(span.upperBound - 2_400)]
+                let peak = Signal.peak(of: middle, in: Int(frequency) - 30...Int(frequency) + 30, rate: Self.rate)
+                #expect(abs(peak - frequency) <= 1, "\(name) peaks at \(peak) Hz")
+                let amplitude = Signal.amplitude(of: middle, at: frequency, rate: Self.rate)
+                #expect(abs(amplitude - level) < 0.03, "\(name) amplitude \(amplitude) for \(level)")
+            }
+            // The pad was switched to its coils on wake (every valid flag clear: SDL's "restore audio
+            // haptics"), and back to rumble emulation, motors off, when the device slept.
+            var reports: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(hidg, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                reports.append(Array(buffer[0..<n]))
+            }
+            let coils = [0x02] + [UInt8](repeating: 0, count: 47)
+            var rumble = coils
+            rumble[1] = 0x03  // HAPTICS_SELECT | COMPATIBLE_VIBRATION
+            #expect(reports == [coils, rumble], "output reports \(reports.map { $0.prefix(4).map { String(format: "%02x", $0) }.joined() })")
+
+            // The right coil takes over where the left one stops: one stream, one clock.
+            let gap = Double(right.lowerBound - left.upperBound) / Self.rate
+            #expect(abs(gap) < 0.02 + 0.05 * Double(max(underruns, 0)), "the right coil started \(gap) s after the left stopped")
+        }
+
+        @Test("the pad unplugged while its coils play: the device is marked lost by the stream thread itself, mid-event, and closes at once")
+        func unplugged() throws {
+            let gadget = try Self.gadget()
+            defer { gadget.remove() }
+            let system = Self.system()
+            let pad = try #require(system.devices().first { $0.backend == "alsa" })
+            let device = try system.openDevice(pad.id)
+            let lost = Mutex<DeviceError?>(nil)
+            _ = device.onLost { error in lost.withLock { $0 = error } }
+            let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
+            try engine.start()
+            // One long event: the engine sends no frame while it plays, so only the stream can tell.
+            try engine.makePlayer(with: try .continuous(duration: 20, intensity: 0.8, sharpness: 0.5)).start(atTime: 0)
+            usleep(700_000)
+            let unplugged = HapticInstant.monotonicNow().seconds
+            gadget.remove()
+            let noticed = ChildProcess.waitUntil(timeout: 5) { lost.withLock { $0 } != nil }
+            let after = HapticInstant.monotonicNow().seconds - unplugged
+            let error = lost.withLock { $0 }
+            #expect(noticed && error?.isDeviceLost == true, "\(String(describing: error))")
+            #expect(device.isLost)
+            print("DualSense USB gadget: unplugged mid-event, device lost after \(after) s: \(error.map { "\($0)" } ?? "nil")")
+            let closing = HapticInstant.monotonicNow().seconds
+            engine.stop()
+            device.close()
+            let closed = HapticInstant.monotonicNow().seconds - closing
+            #expect(closed < 2, "closing took \(closed) s")
+        }
+
+        @Test("haptic-cal list shows the pad's coils and their sample stream, found with no device file")
+        func listed() throws {
+            let gadget = try Self.gadget()
+            defer { gadget.remove() }
+            let directory = TestSupport.makeTemporaryDirectory("dslist")
+            let lister = try ChildProcess(
+                [TestSupport.buildDirectory + "/haptic-cal", "list"],
+                environment: ["HAPTICS_ALSA_DEVICES": directory, "HAPTICS_DAEMON": "never", "HAPTICS_RECORDING_DEVICES": "none"],
+                outputPath: directory + "/list.log")
+            let ending = try lister.wait(timeout: 60)
+            let output = (try? String(contentsOfFile: directory + "/list.log", encoding: .utf8)) ?? ""
+            #expect(ending == .exited(0), "haptic-cal list \(ending): \(output)")
+            #expect(output.contains("alsa:054c:0ce6:usb-") && output.contains("DualSense voice coils (USB)"), "\(output)")
+            #expect(output.contains("samples 48 kHz, 5.0 ms periods × 3"), "\(output)")
+        }
+    }
+}
