@@ -27,12 +27,17 @@ struct ALSAFilePCMTests {
                             "frequency_min_hz": 75, "frequency_max_hz": 300}]}
             """
         try file.write(toFile: directory + "/testcoil.json", atomically: true, encoding: .utf8)
-        let system = HapticSystem(
+        let system = Self.system(devices: directory)
+        return Rig(directory: directory, raw: raw, system: system, channels: channels)
+    }
+
+    /// A system whose alsa backend reads the device files in `directory` (no pad, no recording devices).
+    static func system(devices directory: String) -> HapticSystem {
+        HapticSystem(
             configuration: .init(
                 searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
                 settings: ["alsa.devices": directory, "alsa.dualsense": "off", "recording.devices": "none"],
                 logger: TestSupport.quietLogger, daemon: .never))
-        return Rig(directory: directory, raw: raw, system: system, channels: channels)
     }
 
     /// The raw file as floats per channel.
@@ -63,11 +68,7 @@ struct ALSAFilePCMTests {
             {"format": 1, "name": "full", "pcm": "file:FILE=/dev/full,FORMAT=raw", "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3,
              "actuators": [{"name": "coil", "channel": 1}]}
             """.write(toFile: directory + "/full.json", atomically: true, encoding: .utf8)
-        let system = HapticSystem(
-            configuration: .init(
-                searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                settings: ["alsa.devices": directory, "alsa.dualsense": "off", "recording.devices": "none"],
-                logger: TestSupport.quietLogger, daemon: .never))
+        let system = Self.system(devices: directory)
         let device = try system.openDevice("alsa:full")
         defer { device.close() }
         try device.beginActivity()
@@ -146,11 +147,7 @@ struct ALSAFilePCMTests {
             {"format": 1, "name": "gone", "pcm": "hw:CARD=NoSuchCard,DEV=0", "channels": 2,
              "actuators": [{"name": "coil", "channel": 1}]}
             """.write(toFile: directory + "/gone.json", atomically: true, encoding: .utf8)
-        let system = HapticSystem(
-            configuration: .init(
-                searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                settings: ["alsa.devices": directory, "alsa.dualsense": "off", "recording.devices": "none"],
-                logger: TestSupport.quietLogger, daemon: .never))
+        let system = Self.system(devices: directory)
         #expect(system.devices().contains { $0.id == "alsa:gone" && $0.isAvailable }, "listing opens no card")
         do {
             _ = try system.openDevice("alsa:gone")
