@@ -13,6 +13,9 @@ import Synchronization
 /// pad's card is captured there, bit-exact and in channel order (`arecord -N`, started first).
 /// Output reports written to the pad's hidraw node arrive at ``hidgPath``.
 ///
+/// ``usbDevice`` and ``hidrawPath`` are read from sysfs here, on purpose apart from the alsa
+/// backend's own scan (`SoundCard`), so a test comparing the two checks something.
+///
 /// One gadget at a time (the UDC is `dummy_udc.0`); ``remove()`` unbinds and deletes it, and
 /// the next one can be made. Facts and sources: `Docs/DualSenseUSBGadget.md`.
 public final class USBGadget {

@@ -61,8 +61,8 @@ final class ALSABackend: BackendDriver {
         sysfsRoot = services.configuration("alsa.sysfs-root") ?? "/sys"
         findsPads = services.configuration("alsa.dualsense") != "off"
         padBuffer = Result { () throws(BackendFailure) in
-            (try Self.integer(services, "alsa.dualsense-period-us", in: 1_000...100_000, default: 5_000, of: "microseconds"),
-             try Self.integer(services, "alsa.dualsense-periods", in: 2...16, default: 3, of: "periods"))
+            (try Self.integer(services, "alsa.dualsense-period-us", in: 1_000...100_000, default: ALSAOutput.dualSensePeriodMicroseconds, of: "microseconds"),
+             try Self.integer(services, "alsa.dualsense-periods", in: 2...16, default: ALSAOutput.dualSensePeriods, of: "periods"))
         }
     }
 
@@ -88,9 +88,11 @@ final class ALSABackend: BackendDriver {
         var outputs = loaded.values.map { ALSAOutput(file: $0.value) }
         let failures = loaded.failures
         if findsPads {
-            let buffer = (try? padBuffer.get()) ?? (periodMicroseconds: 5_000, periods: 3)
-            outputs += SoundCard.scan(procRoot: procRoot, sysfsRoot: sysfsRoot).compactMap {
-                ALSAOutput.dualSense(card: $0, periodFrames: 48 * buffer.periodMicroseconds / 1_000, periods: buffer.periods)
+            // With a setting that cannot be used the pad is still listed (unavailable, saying why).
+            let buffer = try? padBuffer.get()
+            outputs += SoundCard.scan(procRoot: procRoot, sysfsRoot: sysfsRoot).compactMap { card in
+                guard let buffer else { return ALSAOutput.dualSense(card: card) }
+                return ALSAOutput.dualSense(card: card, periodMicroseconds: buffer.periodMicroseconds, periods: buffer.periods)
             }
         }
         return (outputs, failures)
@@ -126,9 +128,9 @@ final class ALSABackend: BackendDriver {
             HAPTICS_LOG_DEBUG,
             "\(deviceID): opened \(output.pcm): \(output.channels) channels at \(output.rate) Hz, period \(pcm.periodFrames) frames, buffer \(pcm.bufferFrames) frames")
         var mode: PadModeSwitch?
-        if output.isDualSense {
+        if let productID = output.padProductID {
             if let node = output.padHidraw {
-                mode = PadModeSwitch(node: node, productID: output.padProductID ?? 0, deviceID: deviceID, services: services)
+                mode = PadModeSwitch(node: node, productID: productID, deviceID: deviceID, services: services)
             } else {
                 services.log(
                     HAPTICS_LOG_WARNING,

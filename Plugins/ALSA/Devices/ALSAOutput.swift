@@ -6,7 +6,7 @@ import Glibc
 
 /// What the alsa backend drives: a PCM opened with a number of channels at a rate, and the
 /// actuators on some of them. From a device file (``init(file:)``) or found by itself: a DualSense
-/// on USB (``dualSense(card:)``).
+/// on USB (``dualSense(card:periodMicroseconds:periods:)``).
 public struct ALSAOutput: Sendable, Hashable {
     /// The device id: `alsa:NAME` for a device file, `alsa:054c:0ce6:usb-1-1.2` for a pad.
     public var id: String
@@ -48,8 +48,6 @@ public struct ALSAOutput: Sendable, Hashable {
         latencyNanoseconds = UInt64(file.latencyMicroseconds) * 1_000
         actuators = file.actuators
         physicalID = nil
-        padHidraw = nil
-        padProductID = nil
         source = file.path
     }
 
@@ -71,8 +69,6 @@ public struct ALSAOutput: Sendable, Hashable {
         self.latencyNanoseconds = latencyNanoseconds
         self.actuators = actuators
         self.physicalID = physicalID
-        self.padHidraw = nil
-        self.padProductID = nil
         self.source = source
     }
 }
@@ -170,9 +166,13 @@ public struct SoundCard: Sendable, Hashable {
 }
 
 extension ALSAOutput {
-    /// Whether this is a DualSense's coils found by their card, not a device file (whose names
-    /// have no colon).
-    public var isDualSense: Bool { Self.dualSenseUSBIDs.contains { id.hasPrefix("alsa:\($0):") } }
+    /// Whether this is a DualSense's coils found by their card, not a device file.
+    public var isDualSense: Bool { padProductID != nil }
+
+    /// A DualSense's default period: 5 ms (240 frames at 48 kHz).
+    public static let dualSensePeriodMicroseconds = 5_000
+    /// A DualSense's default periods in the buffer: 3 (15 ms queued).
+    public static let dualSensePeriods = 3
 
     /// The USB ids of the pads whose voice coils are a USB audio device: DualSense 054c:0ce6 and
     /// DualSense Edge 054c:0df2.
@@ -181,9 +181,10 @@ extension ALSAOutput {
     /// The voice coils of a DualSense on USB: its card's 4-channel, 48 kHz playback, the coils on
     /// channels 3 (left) and 4 (right), 1–2 (the speaker and headphones) left silent. Nil for a card
     /// that is no DualSense. The coils' resonance is not published: unknown until calibrated, driven
-    /// over 20–400 Hz meanwhile. The buffer is `periods` of `periodFrames` at 48 kHz: 3 × 240 (5 ms)
-    /// by default.
-    public static func dualSense(card: SoundCard, periodFrames: Int = 240, periods: Int = 3) -> ALSAOutput? {
+    /// over 20–400 Hz meanwhile. The buffer is `periods` periods of `periodMicroseconds` each.
+    public static func dualSense(
+        card: SoundCard, periodMicroseconds: Int = dualSensePeriodMicroseconds, periods: Int = dualSensePeriods
+    ) -> ALSAOutput? {
         guard let usb = card.usbID, dualSenseUSBIDs.contains(usb) else { return nil }
         let edge = usb == "054c:0df2"
         let coil = { (name: String, channel: Int) in
@@ -194,7 +195,7 @@ extension ALSAOutput {
         let physical = card.sysfsDevice.map { device in String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)]) }
         var output = ALSAOutput(
             id: "alsa:\(usb):\(place)", name: (edge ? "DualSense Edge" : "DualSense") + " voice coils (USB)", pcm: "hw:CARD=\(card.id),DEV=0",
-            channels: 4, rate: 48_000, periodFrames: periodFrames, periods: periods, latencyNanoseconds: 1_000_000,
+            channels: 4, rate: 48_000, periodFrames: 48 * periodMicroseconds / 1_000, periods: periods, latencyNanoseconds: 1_000_000,
             actuators: [coil("left", 3), coil("right", 4)], physicalID: physical, source: "/proc/asound/card\(card.index)")
         output.padHidraw = card.hidraw
         output.padProductID = UInt16(usb.suffix(4), radix: 16)

@@ -243,11 +243,11 @@ final class SampleStream: Sendable {
                     return nil
                 }
                 owed?()
+                // A device closed under the stream is no news to the one who closed it.
+                if case .closed = failure { return false }
                 // Told from a thread of its own: the handler takes the device's lock, under which a
                 // wake may be joining this very thread. Not a task: a blocked cooperative pool (one
                 // thread on a one-CPU machine) would hold the news back indefinitely.
-                // A device closed under the stream is no news to the one who closed it.
-                if case .closed = failure { return false }
                 let failed = self.failed
                 if let teller = try? PosixThread.start(name: "haptics-failed", { failed(failure) }) { teller.detach() }
                 return false

@@ -85,8 +85,7 @@ extension GuestExclusiveKernelTests {
             #expect(captured[0].allSatisfy { $0 == 0 } && captured[1].allSatisfy { $0 == 0 }, "channels 1–2 (speaker, headphones) carry no coil")
             let left = try #require(Signal.extent(captured[2]), "nothing reached channel 3")
             let right = try #require(Signal.extent(captured[3]), "nothing reached channel 4")
-            for (name, span, frequency, level) in [("left", left, 150.0, 0.8), ("right", right, 250.0, 0.5)] {
-                let samples = name == "left" ? captured[2] : captured[3]
+            for (name, samples, span, frequency, level) in [("left", captured[2], left, 150.0, 0.8), ("right", captured[3], right, 250.0, 0.5)] {
                 // An underrun (the emulated bus starves the guest now and then) restarts the stream,
                 // and what follows is placed later: about 30 ms each under TCG, 50 allowed.
                 let seconds = Double(span.count) / Self.rate
