@@ -60,7 +60,8 @@ public struct DeviceSpec: Sendable, Hashable {
     public var wakeLatencyNanoseconds: UInt64
     /// The physical device shared with other backends (`haptics_device_info_v1.physical_id`), or nil.
     public var physicalID: String?
-    /// The preference among backends listing the same physical device (hidraw 200, evdev 100).
+    /// The preference among backends listing the same physical device (a DualSense's coils 300,
+    /// hidraw 200, evdev 100).
     public var preference: Int32
     /// Why the device cannot be used now, with the fix; nil when it can.
     public var unavailableReason: String?

@@ -90,6 +90,12 @@ public final class USBGadget {
     /// The hidraw node (`/dev/hidrawN`) of the pad's HID interface.
     public var hidrawPath: String? { Self.hidrawNode(under: usbDevice) }
 
+    /// The HID device in sysfs behind that node (`…/1-1/1-1:1.1/0003:054C:0CE6.0001`), which the
+    /// hid backend names the pad by.
+    public var hidDevice: String? {
+        hidrawPath.flatMap { Self.realPath("/sys/class/hidraw/\($0.dropFirst("/dev/".count))/device") }
+    }
+
     /// Unbinds the gadget and deletes it from configfs; waits until the host side's card is gone.
     /// Idempotent.
     public func remove() {

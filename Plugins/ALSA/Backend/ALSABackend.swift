@@ -100,12 +100,21 @@ final class ALSABackend: BackendDriver {
 
     /// One device per output, and one unavailable listing per file that could not be used. Opens
     /// no card.
+    ///
+    /// A pad whose card another process holds (a sound server, as on most desktops) is listed
+    /// unavailable, naming the holder: the host then serves the pad through its rumble emulation
+    /// (its hid or evdev listing, same physical id) until the card is free.
     func devices() -> [DeviceSpec] {
         let found = outputs()
         let padFailure: String? = if case .failure(let failure) = padBuffer { failure.message } else { nil }
         return found.outputs.map { output in
             var spec = Self.spec(output)
             if output.isDualSense, let padFailure { spec.unavailableReason = padFailure }
+            if spec.unavailableReason == nil, let card = output.padCard, let pid = card.playbackOwnerPID(procRoot: procRoot), pid != getpid() {
+                spec.unavailableReason =
+                    "its sound card \(card.id) is in use by \(card.playbackOwner(procRoot: procRoot) ?? "pid \(pid)"): the pad's rumble (hid or evdev) serves it meanwhile; "
+                    + "for the coils, free the card or play through PipeWire's Direct profile (Hardware/alsa/README.md)"
+            }
             return spec
         } + found.failures.map(Self.unusableFile)
     }
@@ -149,12 +158,19 @@ final class ALSABackend: BackendDriver {
         }
         var spec = DeviceSpec(
             id: output.id, name: output.name, actuator: HAPTICS_ACTUATOR_VOICE_COIL, channels: channels,
-            minimumUpdateIntervalNanoseconds: 1_000_000, wakeLatencyNanoseconds: 1_000_000, physicalID: output.physicalID, preference: 100)
+            minimumUpdateIntervalNanoseconds: 1_000_000, wakeLatencyNanoseconds: 1_000_000, physicalID: output.physicalID,
+            preference: output.isDualSense ? padPreference : 100)
         spec.sampleStream = SampleStreamSpec(
             rate: UInt32(output.rate), periodFrames: UInt32(output.periodFrames), bufferFrames: UInt32(output.bufferFrames),
             latencyNanoseconds: output.latencyNanoseconds)
         return spec
     }
+
+    /// A pad's coils are preferred to its rumble (hidraw 200, evdev 100): on a DualSense the
+    /// rumble is the firmware's emulation played on these same two coils, and the two cannot sound
+    /// together (the emulation must be off for the coils to be heard), so the pad is one device
+    /// with two ways in, and the direct one serves it while it can.
+    static let padPreference: Int32 = 300
 
     static func unusableFileID(_ failure: ConfigFileError) -> String {
         DeviceSpec.unusableFileID(backend: "alsa", category: "devices", failure)

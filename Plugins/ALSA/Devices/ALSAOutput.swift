@@ -26,11 +26,11 @@ public struct ALSAOutput: Sendable, Hashable {
     public var latencyNanoseconds: UInt64
     /// The actuators, in the device's channel order.
     public var actuators: [ALSADeviceFile.Actuator]
-    /// The physical device shared with other backends (the pad's USB device in sysfs), or nil.
+    /// The physical device shared with other backends, or nil: for a pad, the sysfs directory of
+    /// its HID device, as the hid and evdev backends give it, so the host lists the pad once.
     public var physicalID: String?
-    /// A DualSense's hidraw node, through which its rumble emulation is switched off while the
-    /// coils play (``padProductID`` says which pad), or nil.
-    public var padHidraw: String?
+    /// A DualSense's sound card (its holder, its hidraw node), or nil.
+    public var padCard: SoundCard?
     /// A DualSense's USB product id (0x0CE6, Edge 0x0DF2), or nil.
     public var padProductID: UInt16?
     /// Where it was described (the device file, or `/proc/asound/cardN`), for messages.
@@ -88,15 +88,22 @@ public struct SoundCard: Sendable, Hashable {
     /// The hidraw node (`/dev/hidrawN`) of a HID interface of the same USB device (a DualSense's
     /// controls), else nil.
     public var hidraw: String?
+    /// That node's HID device in sysfs (`/sys/devices/…/1-1:1.3/0003:054C:0CE6.0001`), else nil: the
+    /// physical id the hid and evdev backends give the pad.
+    public var hidDevice: String?
 
     /// A card.
-    public init(index: Int, id: String, usbID: String? = nil, usbPort: String? = nil, sysfsDevice: String? = nil, hidraw: String? = nil) {
+    public init(
+        index: Int, id: String, usbID: String? = nil, usbPort: String? = nil, sysfsDevice: String? = nil, hidraw: String? = nil,
+        hidDevice: String? = nil
+    ) {
         self.index = index
         self.id = id
         self.usbID = usbID
         self.usbPort = usbPort
         self.sysfsDevice = sysfsDevice
         self.hidraw = hidraw
+        self.hidDevice = hidDevice
     }
 
     /// The cards under `procRoot` (`/proc/asound`), with their sysfs devices under `sysfsRoot`
@@ -114,7 +121,10 @@ public struct SoundCard: Sendable, Hashable {
                 if let last = device.split(separator: "/").last, let colon = last.firstIndex(of: ":") {
                     card.usbPort = String(last[..<colon])
                     let usbDevice = String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)])
-                    card.hidraw = Self.hidrawNode(under: usbDevice, sysfsRoot: sysfsRoot)
+                    if let hid = Self.hidrawNode(under: usbDevice, sysfsRoot: sysfsRoot) {
+                        card.hidraw = hid.node
+                        card.hidDevice = hid.device
+                    }
                 }
             }
             cards.append(card)
@@ -125,24 +135,31 @@ public struct SoundCard: Sendable, Hashable {
     /// Who holds the card's first playback substream (`owner_pid` in
     /// `PROC/cardN/pcm0p/sub0/status`, the name from `/proc/PID/comm`): `pid 812 (pipewire)`, or nil.
     public func playbackOwner(procRoot: String = "/proc/asound") -> String? {
+        playbackOwnerPID(procRoot: procRoot).map { pid in "pid \(pid) (\(Self.firstLine("/proc/\(pid)/comm") ?? "?"))" }
+    }
+
+    /// The process id holding the card's first playback substream, or nil when it is closed (the
+    /// status file then says only `closed`).
+    public func playbackOwnerPID(procRoot: String = "/proc/asound") -> Int32? {
         guard let bytes = try? readFile(atPath: "\(procRoot)/card\(index)/pcm0p/sub0/status", limit: 65_536) else { return nil }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         guard let line = lines.first(where: { $0.hasPrefix("owner_pid") }), let pid = line.split(separator: ":").last.map(Self.trimmed) else { return nil }
-        return "pid \(pid) (\(Self.firstLine("/proc/\(pid)/comm") ?? "?"))"
+        return Int32(pid)
     }
 
-    /// The hidraw node whose device lies under `usbDevice` (a sysfs directory), as `/dev/hidrawN`.
-    static func hidrawNode(under usbDevice: String, sysfsRoot: String) -> String? {
+    /// The hidraw node whose device lies under `usbDevice` (a sysfs directory), as `/dev/hidrawN`,
+    /// with that device's directory; the lowest-numbered when there are several.
+    static func hidrawNode(under usbDevice: String, sysfsRoot: String) -> (node: String, device: String)? {
         guard let directory = opendir("\(sysfsRoot)/class/hidraw") else { return nil }
         defer { closedir(directory) }
-        var nodes: [String] = []
+        var nodes: [(node: String, device: String)] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if name.hasPrefix("hidraw"), let device = realPath("\(sysfsRoot)/class/hidraw/\(name)/device"), device.hasPrefix(usbDevice + "/") {
-                nodes.append("/dev/" + name)
+                nodes.append(("/dev/" + name, device))
             }
         }
-        return nodes.sorted().first
+        return nodes.min { $0.node.count != $1.node.count ? $0.node.count < $1.node.count : $0.node < $1.node }
     }
 
     static func realPath(_ path: String) -> String? {
@@ -169,6 +186,10 @@ extension ALSAOutput {
     /// Whether this is a DualSense's coils found by their card, not a device file.
     public var isDualSense: Bool { padProductID != nil }
 
+    /// A DualSense's hidraw node, through which its rumble emulation is switched off while the
+    /// coils play (``padProductID`` says which pad), or nil.
+    public var padHidraw: String? { padCard?.hidraw }
+
     /// A DualSense's default period: 5 ms (240 frames at 48 kHz).
     public static let dualSensePeriodMicroseconds = 5_000
     /// A DualSense's default periods in the buffer: 3 (15 ms queued).
@@ -191,13 +212,14 @@ extension ALSAOutput {
             ALSADeviceFile.Actuator(name: name, channel: channel, kind: .voiceCoil, resonantFrequency: nil, frequencyRange: 20...400, ratedLevel: 1)
         }
         let place = card.usbPort.map { "usb-" + $0 } ?? "card-" + card.id
-        // The USB device: the interface's parent directory, which the pad's HID device hangs off too.
-        let physical = card.sysfsDevice.map { device in String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)]) }
+        // The pad's HID device, which the hid and evdev backends name it by, so its listings merge;
+        // else the USB device (the interface's parent directory), which that HID device hangs off.
+        let physical = card.hidDevice ?? card.sysfsDevice.map { device in String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)]) }
         var output = ALSAOutput(
             id: "alsa:\(usb):\(place)", name: (edge ? "DualSense Edge" : "DualSense") + " voice coils (USB)", pcm: "hw:CARD=\(card.id),DEV=0",
             channels: 4, rate: 48_000, periodFrames: 48 * periodMicroseconds / 1_000, periods: periods, latencyNanoseconds: 1_000_000,
             actuators: [coil("left", 3), coil("right", 4)], physicalID: physical, source: "/proc/asound/card\(card.index)")
-        output.padHidraw = card.hidraw
+        output.padCard = card
         output.padProductID = UInt16(usb.suffix(4), radix: 16)
         return output
     }

@@ -211,7 +211,9 @@ typedef struct haptics_device_info_v1 {
      * When two backends list the same `physical_id`, the host lists the device once and serves it
      * through the available listing with the highest preference (ties: the backend found first).
      * The bundled backends use 200 for hidraw (it does more: HD rumble frequencies, DualSense
-     * modes) and 100 for evdev force feedback.
+     * modes), 100 for evdev force feedback, and 300 for a DualSense's voice coils through alsa
+     * (its rumble is the firmware's emulation on those same coils), which give the pad's HID
+     * device as their physical id.
      */
     int32_t preference;
     /** Drive envelope: a non-zero amplitude `a` reaches the hardware as `offset + a * (1 - offset)`. */

@@ -52,8 +52,9 @@ struct ALSADeviceFileTests {
 
 @Suite("ALSA: a DualSense on USB is found by its card's USB ids, its coils on channels 3 and 4")
 struct DualSenseCardTests {
-    /// A fake `/proc/asound` and `/sys` with card 0 a laptop's codec and card 1 a DualSense gadget.
-    func tree(usbID: String = "054c:0ce6") throws -> (proc: String, sys: String) {
+    /// A fake `/proc/asound` and `/sys` with card 0 a laptop's codec and card 1 a DualSense gadget
+    /// whose playback `owner` holds, its HID interface's node `hidraw2`.
+    func tree(usbID: String = "054c:0ce6", owner: pid_t = getpid()) throws -> (proc: String, sys: String) {
         let root = TestSupport.makeTemporaryDirectory("asound")
         let fm = FileManager.default
         try fm.createDirectory(atPath: root + "/proc/card0", withIntermediateDirectories: true)
@@ -61,11 +62,15 @@ struct DualSenseCardTests {
         try fm.createDirectory(atPath: root + "/proc/card1/pcm0p/sub0", withIntermediateDirectories: true)
         try "Controller\n".write(toFile: root + "/proc/card1/id", atomically: true, encoding: .utf8)
         try "\(usbID)\n".write(toFile: root + "/proc/card1/usbid", atomically: true, encoding: .utf8)
-        try "state: RUNNING\nowner_pid   : \(getpid())\n".write(toFile: root + "/proc/card1/pcm0p/sub0/status", atomically: true, encoding: .utf8)
+        try "state: RUNNING\nowner_pid   : \(owner)\n".write(toFile: root + "/proc/card1/pcm0p/sub0/status", atomically: true, encoding: .utf8)
         let interface = root + "/sys/devices/pci0000:00/dummy_hcd.0/usb1/1-1/1-1:1.0"
         try fm.createDirectory(atPath: interface, withIntermediateDirectories: true)
         try fm.createDirectory(atPath: root + "/sys/class/sound/card1", withIntermediateDirectories: true)
         try fm.createSymbolicLink(atPath: root + "/sys/class/sound/card1/device", withDestinationPath: interface)
+        let hid = root + "/sys/devices/pci0000:00/dummy_hcd.0/usb1/1-1/1-1:1.3/0003:054C:0CE6.0001"
+        try fm.createDirectory(atPath: hid, withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: root + "/sys/class/hidraw/hidraw2", withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: root + "/sys/class/hidraw/hidraw2/device", withDestinationPath: hid)
         return (root + "/proc", root + "/sys")
     }
 
@@ -79,7 +84,9 @@ struct DualSenseCardTests {
         #expect(pad.id == "alsa:054c:0ce6:usb-1-1")
         #expect(pad.pcm == "hw:CARD=Controller,DEV=0" && pad.channels == 4 && pad.rate == 48_000)
         #expect(pad.actuators.map(\.name) == ["left", "right"] && pad.actuators.map(\.channel) == [3, 4])
-        #expect(pad.physicalID?.hasSuffix("/usb1/1-1") == true, "\(pad.physicalID ?? "nil")")
+        // The pad's HID device, as the hid and evdev backends name the pad.
+        #expect(pad.physicalID?.hasSuffix("/usb1/1-1/1-1:1.3/0003:054C:0CE6.0001") == true, "\(pad.physicalID ?? "nil")")
+        #expect(pad.padHidraw == "/dev/hidraw2")
         let owner = try #require(cards[1].playbackOwner(procRoot: proc))
         #expect(owner.hasPrefix("pid \(getpid()) ("), "\(owner)")
     }
@@ -116,5 +123,38 @@ struct DualSenseCardTests {
                 #expect(throws: DeviceError.self) { try system.openDevice(refused.id) }
             }
         }
+    }
+
+    @Test("the pad's coils and its rumble are one device: the coils serve it, its rumble while a sound server holds the card")
+    func oneDevice() throws {
+        func listing(owner: pid_t) throws -> DeviceDescription {
+            let (proc, sys) = try tree(owner: owner)
+            let system = HapticSystem(
+                configuration: .init(
+                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
+                    settings: ["alsa.proc-root": proc, "alsa.sysfs-root": sys, "alsa.devices": TestSupport.makeTemporaryDirectory("none"), "recording.devices": "none"],
+                    logger: TestSupport.quietLogger, daemon: .never))
+            return try #require(system.devices().first { $0.backend == "alsa" })
+        }
+        // The hid backend's listing of the same pad, as `describe` gives it (a uhid pad in the VM
+        // rig's suites shows the same physical id from the kernel's side).
+        func rumble(_ coils: DeviceDescription) -> DeviceDescription {
+            DeviceDescription(
+                id: "hid:054c:0ce6:usb:a0b1c2d3e4f5", name: "DualSense", backend: "hid", actuator: .dualRumble,
+                channels: [.init(name: "strong", actuator: .dualRumble), .init(name: "weak", actuator: .dualRumble)],
+                minimumUpdateInterval: 0.004, wakeLatency: 0.01, physicalID: coils.physicalID, preference: 200)
+        }
+        // Held by this process (it plays on the coils): the coils serve the pad.
+        let free = try listing(owner: getpid())
+        #expect(free.isAvailable && free.preference == 300)
+        #expect(HapticSystem.merged([rumble(free), free]).map(\.id) == [free.id])
+        #expect(HapticSystem.merged([rumble(free), free]).first?.alternatives == ["hid:054c:0ce6:usb:a0b1c2d3e4f5"])
+        // Held by another process (pid 1 stands for a sound server): listed unavailable, naming it
+        // and the fix, and the rumble serves the pad.
+        let held = try listing(owner: 1)
+        let reason = try #require(held.unavailableReason)
+        #expect(reason.contains("card Controller is in use by pid 1 (") && reason.contains("Direct profile"), "\(reason)")
+        let merged = HapticSystem.merged([held, rumble(held)])
+        #expect(merged.map(\.id) == ["hid:054c:0ce6:usb:a0b1c2d3e4f5"] && merged[0].alternatives == [held.id])
     }
 }

@@ -54,9 +54,11 @@ extension GuestExclusiveKernelTests {
             #expect(pad.id == "alsa:054c:0ce6:usb-\(port)", "\(pad.id)")
             #expect(pad.name == "DualSense voice coils (USB)" && pad.isAvailable, "\(pad.name): \(pad.unavailableReason ?? "")")
             #expect(pad.channels.map(\.name) == ["left", "right"])
-            // The key that ties the coils to the pad's HID interface: its USB device, an ancestor of the hidraw node's.
-            #expect(pad.physicalID == gadget.usbDevice, "\(pad.physicalID ?? "nil") is not \(gadget.usbDevice)")
-            #expect(gadget.hidrawPath != nil)
+            // The key that ties the coils to the pad's HID interface: the HID device behind its hidraw
+            // node, under the same USB device.
+            let hidDevice = try #require(gadget.hidDevice)
+            #expect(hidDevice.hasPrefix(gadget.usbDevice + "/"))
+            #expect(pad.physicalID == hidDevice, "\(pad.physicalID ?? "nil") is not \(hidDevice)")
 
             let directory = TestSupport.makeTemporaryDirectory("dsusb")
             // The pad's end of its HID interface: the output reports the host sent it.
@@ -144,20 +146,45 @@ extension GuestExclusiveKernelTests {
             #expect(closed < 2, "closing took \(closed) s")
         }
 
-        @Test("haptic-cal list shows the pad's coils and their sample stream, found with no device file")
+        @Test("haptic-cal list shows the pad once: its coils, found with no device file, with its hid rumble behind them; the rumble while another process holds the card")
         func listed() throws {
             let gadget = try Self.gadget()
             defer { gadget.remove() }
             let directory = TestSupport.makeTemporaryDirectory("dslist")
-            let lister = try ChildProcess(
-                [TestSupport.buildDirectory + "/haptic-cal", "list"],
-                environment: ["HAPTICS_ALSA_DEVICES": directory, "HAPTICS_DAEMON": "never", "HAPTICS_RECORDING_DEVICES": "none"],
-                outputPath: directory + "/list.log")
-            let ending = try lister.wait(timeout: 60)
-            let output = (try? String(contentsOfFile: directory + "/list.log", encoding: .utf8)) ?? ""
-            #expect(ending == .exited(0), "haptic-cal list \(ending): \(output)")
-            #expect(output.contains("alsa:054c:0ce6:usb-") && output.contains("DualSense voice coils (USB)"), "\(output)")
-            #expect(output.contains("samples 48 kHz, 5.0 ms periods × 3"), "\(output)")
+            func list(_ name: String) throws -> String {
+                let lister = try ChildProcess(
+                    [TestSupport.buildDirectory + "/haptic-cal", "list"],
+                    environment: ["HAPTICS_ALSA_DEVICES": directory, "HAPTICS_DAEMON": "never", "HAPTICS_RECORDING_DEVICES": "none"],
+                    outputPath: directory + "/\(name).log")
+                let ending = try lister.wait(timeout: 60)
+                let output = (try? String(contentsOfFile: directory + "/\(name).log", encoding: .utf8)) ?? ""
+                #expect(ending == .exited(0), "haptic-cal list \(ending): \(output)")
+                return output
+            }
+            // The hid backend reaches the same pad through its hidraw node.
+            let lines = { (output: String) in output.split(separator: "\n").map(String.init) }
+            let free = try list("free")
+            let coils = try #require(lines(free).first { $0.contains("alsa:054c:0ce6:usb-") }, "\(free)")
+            #expect(coils.contains("DualSense voice coils (USB)"), "\(free)")
+            #expect(free.contains("samples 48 kHz, 5.0 ms periods × 3"), "\(free)")
+            #expect(free.contains("served by alsa; also reachable as hid:054c:0ce6:usb"), "\(free)")
+            #expect(!lines(free).contains { $0.hasPrefix("  hid:054c:0ce6") }, "the pad is listed twice: \(free)")
+
+            // A sound server holds the card (aplay stands for it): the rumble serves the pad.
+            let holder = try ChildProcess(
+                ["/usr/bin/aplay", "-q", "-D", "hw:CARD=\(gadget.cardID),DEV=0", "-t", "raw", "-f", "S16_LE", "-c", "4", "-r", "48000", "/dev/zero"],
+                outputPath: directory + "/aplay.log")
+            defer {
+                holder.send(SIGTERM)
+                _ = try? holder.wait(timeout: 10)
+            }
+            let status = (0..<32).map { "/proc/asound/card\($0)" }.first { (try? SysFS.value($0 + "/id")) == gadget.cardID }.map { $0 + "/pcm0p/sub0/status" }
+            try HIDGuest.block(for: "aplay to hold the pad's card", timeout: 10) { (status.flatMap { try? SysFS.value($0) })?.contains("owner_pid") == true }
+            let held = try list("held")
+            #expect(lines(held).contains { $0.hasPrefix("  hid:054c:0ce6:usb") }, "\(held)")
+            #expect(held.contains("served by hid; also reachable as alsa:054c:0ce6:usb-"), "\(held)")
+            let coilsHeld = try Self.system().resolve(String(coils.split(separator: " ", omittingEmptySubsequences: true)[0]))
+            #expect(coilsHeld.unavailableReason?.contains("is in use by pid \(holder.pid) (aplay)") == true, "\(coilsHeld.unavailableReason ?? "available")")
         }
     }
 }
