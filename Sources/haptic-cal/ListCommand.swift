@@ -32,7 +32,8 @@ struct List: ParsableCommand {
             print("Not loaded:")
             for failure in report.failures { print("  \(failure)") }
         }
-        let listing = system.deviceListing()
+        let every = system.everyListing()
+        let listing = (devices: HapticSystem.merged(every.devices), failures: every.failures)
         print("Devices:")
         if listing.devices.isEmpty { print("  none") }
         let width = max(listing.devices.map(\.id.count).max() ?? 0, 10) + 2
@@ -42,6 +43,12 @@ struct List: ParsableCommand {
             if let reason = device.unavailableReason { print("  \(pad("", width))unavailable: \(reason)") }
             if !device.alternatives.isEmpty {
                 print("  \(pad("", width))served by \(device.backend); also reachable as \(device.alternatives.joined(separator: ", "))")
+                // What each other way in drives, and why it is not the one serving.
+                for alternative in device.alternatives {
+                    guard let hidden = every.devices.first(where: { $0.id == alternative }) else { continue }
+                    print("  \(pad("", width))  \(hidden.id): \(hidden.channelSummary)")
+                    if let reason = hidden.unavailableReason { print("  \(pad("", width))    unavailable: \(reason)") }
+                }
             }
         }
         for failure in listing.failures { print("  (\(failure))") }

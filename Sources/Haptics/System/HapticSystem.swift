@@ -130,8 +130,11 @@ public final class HapticSystem: Sendable {
         return (Self.merged(listing.devices), listing.failures)
     }
 
-    /// Every listing of every backend, a physical device reachable by two backends twice.
-    private func everyListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
+    /// Every listing of every backend, before ``merged(_:)``: a physical device two backends reach
+    /// is here twice (a DualSense on USB: its coils through `alsa`, its rumble through `hid`), and
+    /// the error of each backend that could not list its devices. What ``devices()`` hides behind
+    /// a device's ``DeviceDescription/alternatives`` is here in full (channels, why unavailable).
+    public func everyListing() -> (devices: [DeviceDescription], failures: [DeviceError]) {
         if let daemon {
             do { return (try daemon.devices(), []) } catch { return ([], [error]) }
         }

@@ -168,6 +168,8 @@ extension GuestExclusiveKernelTests {
             #expect(coils.contains("DualSense voice coils (USB)"), "\(free)")
             #expect(free.contains("samples 48 kHz, 5.0 ms periods × 3"), "\(free)")
             #expect(free.contains("served by alsa; also reachable as hid:054c:0ce6:usb"), "\(free)")
+            // Its rumble channels are shown under it.
+            #expect(lines(free).contains { $0.contains("hid:054c:0ce6:usb") && $0.contains(": strong (") && $0.contains(" + weak (") }, "\(free)")
             #expect(!lines(free).contains { $0.hasPrefix("  hid:054c:0ce6") }, "the pad is listed twice: \(free)")
 
             // A sound server holds the card (aplay stands for it): the rumble serves the pad.
@@ -183,8 +185,8 @@ extension GuestExclusiveKernelTests {
             let held = try list("held")
             #expect(lines(held).contains { $0.hasPrefix("  hid:054c:0ce6:usb") }, "\(held)")
             #expect(held.contains("served by hid; also reachable as alsa:054c:0ce6:usb-"), "\(held)")
-            let coilsHeld = try Self.system().resolve(String(coils.split(separator: " ", omittingEmptySubsequences: true)[0]))
-            #expect(coilsHeld.unavailableReason?.contains("is in use by pid \(holder.pid) (aplay)") == true, "\(coilsHeld.unavailableReason ?? "available")")
+            // The coils under it, saying why they do not serve the pad now.
+            #expect(lines(held).contains { $0.contains("unavailable: its sound card Controller is in use by pid \(holder.pid) (aplay)") }, "\(held)")
         }
     }
 }
