@@ -173,6 +173,14 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
             try client.connection.call(member: "StopAll") { _ throws(BusError) in } read: { _ throws(BusError) in }
         }
     }
+    table.describe_device = { instance, device, info, error in
+        ClientInstance.from(instance).run(error) { client throws(BusError) in
+            let details = try client.connection.call(member: "GetDevice") { writer throws(BusError) in
+                try writer.string(String(cString: device))
+            } read: { reader throws(BusError) in try reader.dictionary() }
+            DeviceListing.spec(id: String(cString: device), details: details).writeInfo(into: info)
+        }
+    }
     table.destroy = { instance in
         guard let instance else { return }
         let client = Unmanaged<ClientInstance>.fromOpaque(instance).takeRetainedValue()

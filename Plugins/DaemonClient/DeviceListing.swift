@@ -10,6 +10,23 @@ enum DeviceListing {
     ]
 
     static func device(id: String, details: [(key: String, value: BusValue)]) -> haptics_client_device_v1 {
+        let spec = spec(id: id, details: details)
+        func string(_ key: String) -> String { details[key]?.stringValue ?? "" }
+        var device = haptics_client_device_v1()
+        device.device = spec.cValue
+        device.owner_pid = UInt32(details["owner-pid"]?.doubleValue ?? 0)
+        copyCString(string("backend"), into: &device.backend)
+        copyCString(string("physical-id"), into: &device.physical_id)
+        if details["available"]?.boolValue == false {
+            device.flags |= HAPTICS_DEVICE_UNAVAILABLE.rawValue
+            copyCString(string("unavailable-reason"), into: &device.unavailable_reason)
+        }
+        return device
+    }
+
+    /// The device as its backend described it to the service: the listing, and the backend's facts
+    /// (`describe`'s, Docs/Daemon.md names the keys), for `describe_device`.
+    static func spec(id: String, details: [(key: String, value: BusValue)]) -> DeviceSpec {
         func string(_ key: String) -> String { details[key]?.stringValue ?? "" }
         func number(_ value: BusValue?) -> Double { value?.doubleValue ?? 0 }
         var channels: [ChannelSpec] = []
@@ -26,19 +43,27 @@ enum DeviceListing {
             }
         }
         if channels.isEmpty { channels = [ChannelSpec(name: "main", actuator: HAPTICS_ACTUATOR_UNKNOWN)] }
-        let spec = DeviceSpec(
+        let physical = string("physical-id")
+        var spec = DeviceSpec(
             id: id, name: string("name"), actuator: actuators[string("actuator")] ?? HAPTICS_ACTUATOR_UNKNOWN, channels: channels,
             minimumUpdateIntervalNanoseconds: UInt64(number(details["minimum-update-interval-us"]) * 1000),
-            wakeLatencyNanoseconds: UInt64(number(details["wake-latency-us"]) * 1000))
-        var device = haptics_client_device_v1()
-        device.device = spec.cValue
-        device.owner_pid = UInt32(number(details["owner-pid"]))
-        copyCString(string("backend"), into: &device.backend)
-        copyCString(string("physical-id"), into: &device.physical_id)
-        if details["available"]?.boolValue == false {
-            device.flags |= HAPTICS_DEVICE_UNAVAILABLE.rawValue
-            copyCString(string("unavailable-reason"), into: &device.unavailable_reason)
+            wakeLatencyNanoseconds: UInt64(number(details["wake-latency-us"]) * 1000), physicalID: physical.isEmpty ? nil : physical,
+            preference: Int32(clamping: Int(number(details["preference"]))),
+            unavailableReason: details["available"]?.boolValue == false ? string("unavailable-reason") : nil)
+        func nanoseconds(_ key: String) -> UInt64 { UInt64(max(number(details[key]), 0)) }
+        spec.periodStepNanoseconds = nanoseconds("period-step-ns")
+        if let rate = details["sample-rate-hz"]?.doubleValue {
+            spec.sampleStream = SampleStreamSpec(
+                rate: UInt32(clamping: Int(rate)), periodFrames: UInt32(clamping: Int(number(details["sample-period-frames"]))),
+                bufferFrames: UInt32(clamping: Int(number(details["sample-buffer-frames"]))), latencyNanoseconds: nanoseconds("sample-latency-ns"))
         }
-        return device
+        if let offset = details["envelope-amplitude-offset"]?.doubleValue {
+            spec.envelope = EnvelopeSpec(
+                amplitudeOffset: Float(offset), ratedLevel: Float(number(details["envelope-rated-level"])),
+                kickLevel: Float(number(details["envelope-kick-level"])), kickNanoseconds: nanoseconds("envelope-kick-ns"),
+                maxContinuousNanoseconds: nanoseconds("envelope-max-continuous-ns"), restNanoseconds: nanoseconds("envelope-rest-ns"),
+                acceptsLevels: details["envelope-accepts-levels"]?.boolValue ?? false)
+        }
+        return spec
     }
 }

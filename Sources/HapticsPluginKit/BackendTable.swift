@@ -120,14 +120,7 @@ public func fillBackendTable(
             guard let spec else {
                 throw BackendFailure(code: ENODEV, "no device '\(id)' was listed")
             }
-            // Write only what the host's struct has room for, and keep its struct_size.
-            var full = spec.infoValue
-            let room = min(Int(info.pointee.struct_size), MemoryLayout<haptics_device_info_v1>.size)
-            let hostSize = info.pointee.struct_size
-            withUnsafeBytes(of: &full) { source in
-                UnsafeMutableRawPointer(info).copyMemory(from: source.baseAddress!, byteCount: room)
-            }
-            if room >= MemoryLayout<UInt32>.size { info.pointee.struct_size = hostSize }
+            spec.writeInfo(into: info)
         }
     }
     filled.write_samples = { handle, block in

@@ -121,6 +121,18 @@ public struct DeviceSpec: Sendable, Hashable {
         return info
     }
 
+    /// Writes ``infoValue`` into a host's `info`: only what its `struct_size` covers (a host built
+    /// with an older header has a shorter struct), keeping that `struct_size`.
+    public func writeInfo(into info: UnsafeMutablePointer<haptics_device_info_v1>) {
+        var full = infoValue
+        let hostSize = info.pointee.struct_size
+        let room = min(Int(hostSize), MemoryLayout<haptics_device_info_v1>.size)
+        withUnsafeBytes(of: &full) { source in
+            UnsafeMutableRawPointer(info).copyMemory(from: source.baseAddress!, byteCount: room)
+        }
+        if room >= MemoryLayout<UInt32>.size { info.pointee.struct_size = hostSize }
+    }
+
     /// The C description (channels past HAPTICS_MAX_CHANNELS are dropped).
     public var cValue: haptics_device_v1 {
         var raw = haptics_device_v1()

@@ -64,6 +64,13 @@ struct Play: ParsableCommand {
             if let failure = error { throw PlayError.failed("\(failure)") }
         }
         print("played \(label) on \(description.id) (\(description.name))")
+        let audio = pattern.events.filter { !$0.type.isHaptic }
+        if !audio.isEmpty {
+            let kinds = Set(audio.map(\.type.rawValue)).sorted().joined(separator: ", ")
+            print(
+                "note: \(audio.count) audio event\(audio.count == 1 ? "" : "s") (\(kinds)) not played: swift-haptics renders the haptic events; "
+                    + "playing AHAP audio on a waveform device is not built yet")
+        }
         guard let recording else { return }
         printTimeline(recording, description: description)
         if let svg {

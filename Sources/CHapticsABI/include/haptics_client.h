@@ -202,6 +202,16 @@ typedef struct haptics_client_v1 {
     int (* _Nullable stop_all)(void * _Nullable instance, haptics_client_error_v1 * _Nullable error);
     /** Disconnects and releases the instance (the service stops what it started). */
     void (* _Nullable destroy)(void * _Nullable instance);
+    /**
+     * Appended (the table's `struct_size` says whether it is there): fills `*info`, whose
+     * `struct_size` the host set, with what the service says of `device_id` beyond its listing, as
+     * the backend that serves it said it to `describe` (haptics_backend.h): physical device,
+     * preference, why it is unavailable, drive envelope, period step, the sample stream of a device
+     * that takes samples. Writes only what `info->struct_size` covers. So a client's description of
+     * a device is the same as an in-process one's.
+     */
+    int (* _Nullable describe_device)(void * _Nullable instance, const char * _Nonnull device_id, haptics_device_info_v1 * _Nonnull info,
+                                      haptics_client_error_v1 * _Nullable error);
 } haptics_client_v1;
 
 /**

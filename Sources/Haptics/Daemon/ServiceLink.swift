@@ -55,7 +55,7 @@ final class ServiceLink: @unchecked Sendable {
             ("play_effect", table.play_effect != nil), ("play_pattern", table.play_pattern != nil), ("create_player", table.create_player != nil),
             ("player_command", table.player_command != nil), ("player_set", table.player_set != nil), ("player_get", table.player_get != nil),
             ("send_parameters", table.send_parameters != nil), ("schedule_curve", table.schedule_curve != nil), ("stop_all", table.stop_all != nil),
-            ("destroy", table.destroy != nil),
+            ("destroy", table.destroy != nil), ("describe_device", table.describe_device != nil),
         ]
         if let missing = functions.first(where: { !$0.1 }) {
             table.destroy?(table.instance)
@@ -103,6 +103,13 @@ final class ServiceLink: @unchecked Sendable {
                 let physical = cString(entry.physical_id)
                 description.physicalID = physical.isEmpty ? nil : physical
                 if entry.flags & HAPTICS_DEVICE_UNAVAILABLE.rawValue != 0 { description.unavailableReason = cString(entry.unavailable_reason) }
+                // The rest, as its backend told the service (a sample stream, an envelope): a device
+                // gone since the listing keeps what the listing said.
+                var info = haptics_device_info_v1()
+                info.struct_size = UInt32(MemoryLayout<haptics_device_info_v1>.size)
+                if table.describe_device!(table.instance, description.id, &info, nil) == 0 {
+                    description.apply(info, takesSamples: true)
+                }
                 return description
             }
         }

@@ -21,8 +21,33 @@ enum DeviceDetails {
         if !owned.isUsable { entries.append(("unavailable-reason", .string(owned.unavailableReason ?? "it was unplugged"))) }
         if let physical = description.physicalID { entries.append(("physical-id", .string(physical))) }
         if !description.alternatives.isEmpty { entries.append(("alternatives", .strings(description.alternatives))) }
+        entries += backendFacts(description)
         if let engine = owned.engine, let profile = engine.profile(forDevice: description.id) {
             entries.append(("calibration", .string(profile.source.rawValue)))
+        }
+        return entries
+    }
+
+    /// What the backend said beyond the listing, with the names and units of `haptics_device_info_v1`
+    /// (`preference`, `period_step_ns`, `sample_*`, the envelope), so a client describes the device
+    /// as an in-process host would.
+    static func backendFacts(_ description: DeviceDescription) -> [(key: String, value: BusValue)] {
+        func nanoseconds(_ seconds: Double) -> BusValue { .uint64(UInt64((max(seconds, 0) * 1e9).rounded())) }
+        var entries: [(key: String, value: BusValue)] = [("preference", .int32(Int32(clamping: description.preference)))]
+        if let step = description.periodStep { entries.append(("period-step-ns", nanoseconds(step))) }
+        if let stream = description.sampleStream {
+            entries += [
+                ("sample-rate-hz", .uint32(UInt32(clamping: stream.rate))), ("sample-period-frames", .uint32(UInt32(clamping: stream.periodFrames))),
+                ("sample-buffer-frames", .uint32(UInt32(clamping: stream.bufferFrames))), ("sample-latency-ns", nanoseconds(stream.latency)),
+            ]
+        }
+        if let envelope = description.envelope {
+            entries += [
+                ("envelope-amplitude-offset", .double(envelope.amplitudeOffset)), ("envelope-rated-level", .double(envelope.ratedLevel)),
+                ("envelope-kick-level", .double(envelope.kickLevel)), ("envelope-kick-ns", nanoseconds(envelope.kickDuration)),
+                ("envelope-max-continuous-ns", nanoseconds(envelope.maxContinuousDuration ?? 0)), ("envelope-rest-ns", nanoseconds(envelope.restDuration)),
+                ("envelope-accepts-levels", .bool(envelope.acceptsLevels)),
+            ]
         }
         return entries
     }
