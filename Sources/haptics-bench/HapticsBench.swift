@@ -7,7 +7,7 @@ import ArgumentParser
 struct HapticsBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haptics-bench", abstract: "swift-haptics' measurements, each printing a table (build with -c release).",
-        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, Hapticsd.self, Waveform.self, LoadChild.self, CountChild.self, HoldPattern.self],
+        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, ALSARaceCommand.self, Hapticsd.self, Waveform.self, LoadChild.self, CountChild.self, HoldPattern.self],
         defaultSubcommand: Core.self)
 
     /// `--quick`: fewer samples, for a look rather than a figure.
@@ -41,6 +41,14 @@ struct HapticsBench: ParsableCommand {
             commandName: "evdev-race", abstract: "Trigger-to-EV_FF latency at a uinput pad beside a bare write and SDL2 (inside the VM rig: Scripts/bench-evdev).")
         @OptionGroup var options: EvdevRace.Options
         func run() throws { try EvdevRace.run(options) }
+    }
+
+    struct ALSARaceCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "alsa-race",
+            abstract: "Trigger-to-first-sample latency on snd-aloop beside a bare snd_pcm_writei, and a stream's underruns with a CPU busy (inside the VM rig: Scripts/bench-alsa).")
+        @OptionGroup var options: ALSARace.Options
+        func run() throws { try ALSARace.run(options) }
     }
 
     struct Hapticsd: ParsableCommand {
