@@ -18,7 +18,8 @@ import Glibc
 ///   `avail_min` one period, as the backend sets them); the trigger marks the next period to carry
 ///   the burst. That is what a game's audio thread does when it mixes a sound in.
 ///
-/// Both captures run the whole time on threads of their own (1 ms periods); the first non-zero
+/// Both captures run the whole time on threads of their own, with the playbacks' period settings
+/// (snd-aloop gives both sides of a loopback the same); the first non-zero
 /// frame after a silence is stamped with the time its period was read, less the frames after it in
 /// that period, the same way for both. Then a stream plays a continuous event for `--xrun-seconds`
 /// while a thread spins on the other CPU, and its underruns are counted.
@@ -213,6 +214,7 @@ final class AlsaLib: @unchecked Sendable {
         _ = setStart(pcm, sw, UInt(period))
         _ = setAvailMin(pcm, sw, UInt(period))
         _ = swParams(pcm, sw)
+        print("\(name) (\(capture ? "capture" : "playback")): period \(periodFrames) frames, buffer \(bufferFrames) frames")
         return pcm
     }
 }
@@ -223,16 +225,18 @@ struct PCMHandle: @unchecked Sendable {
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }
 
-/// A capture read 1 ms at a time on a thread of its own; each first non-zero frame after 20 ms of
-/// silence is recorded with the time it arrived (the read's return, less the frames after it).
+/// A capture read a period at a time on a thread of its own; each first non-zero frame after 20 ms
+/// of silence is recorded with the time it arrived (the read's return, less the frames after it).
 final class Capture: @unchecked Sendable {
     let watch = ArrivalWatch<Int>()
     private let flags = RaceFlags()
     private var thread: PosixThread?
 
     init(_ alsa: AlsaLib, device: String) throws {
-        let period = ALSARace.rate / 1000
-        let handle = PCMHandle(try alsa.openPCM(device, capture: true, period: period, periods: 20))
+        // The playback's period and buffer: snd-aloop gives the second side of a loopback the
+        // first side's (a 1 ms capture would have made every playback a 1 ms × 20 one).
+        let period = ALSARace.periodFrames
+        let handle = PCMHandle(try alsa.openPCM(device, capture: true, period: period, periods: ALSARace.periods))
         let watch = self.watch, flags = self.flags
         thread = try PosixThread.start(name: "race-capture") {
             let pcm = handle.pointer
