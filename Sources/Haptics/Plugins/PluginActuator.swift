@@ -90,7 +90,7 @@ public final class PluginActuator: Actuator {
     }
 
     /// Calls the plugin's `sleep`. A sample device's stream first plays out what it was given
-    /// (the buffer and a period, a few milliseconds) and then calls it from its own thread, so
+    /// (about a buffer: 16 ms with a DualSense's defaults) and then calls it from its own thread, so
     /// this returns at once; a failure of that sleep is logged.
     public func sleep() throws(DeviceError) {
         guard let stream else {
@@ -132,7 +132,7 @@ public final class PluginActuator: Actuator {
     }
 
     /// Calls the plugin's `stop`. A sample device's running stream takes it as a frame of silence
-    /// now, felt one stream latency later (the buffer and a period) like every frame, so what was played before it
+    /// now, felt one stream latency later (the buffer and a millisecond) like every frame, so what was played before it
     /// sounds to its end (the backend's `stop`, which drops what the device holds, would cut it).
     public func stop() throws(DeviceError) {
         // Draining too: a drop would cut the tail it plays out.

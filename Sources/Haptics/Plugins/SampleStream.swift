@@ -6,8 +6,13 @@ import Synchronization
 /// at a time and writes each block to the backend, whose `write_samples` blocks while the device's
 /// buffer is full. The device's clock paces the thread, so the stream never drifts from it.
 ///
-/// Timing: every frame is felt a constant ``latency`` (the buffer and one period) after it was
-/// meant, and frames keep their spacing to the sample, however late this thread runs. After each
+/// Timing: every frame is felt a constant ``latency`` (the buffer and a millisecond) after it was
+/// meant, and frames keep their spacing to the sample, however late this thread runs. The thread
+/// renders each block just in time: once the device's clock is known, it sleeps until a period
+/// is about to free in the device's buffer (``renderSlack`` before), and only then takes the
+/// frames posted meanwhile, renders and writes. Rendered before blocking in the write, a frame
+/// that came just after a render would wait a whole period more (the buffer and a period: the
+/// worst case of a bare client that renders, then blocks). After each
 /// write the backend says how much the device holds (ALSA's delay), which tells when the stream's
 /// first frame played on the monotonic clock (the stream's *origin*; the earliest of the recent
 /// estimates, since a coarse hardware pointer only ever makes one late); a frame meant at *t* goes
@@ -79,8 +84,14 @@ final class SampleStream: Sendable {
     }
 
     /// From a frame's time to the samples it shaped being written to the device: the buffer and
-    /// one period, in seconds (plus the device's own ``SampleStreamFormat/latency`` to the actuator).
-    var latency: Double { Double(format.bufferFrames + format.periodFrames) / Double(format.rate) }
+    /// ``renderSlack``, in seconds (plus the device's own ``SampleStreamFormat/latency`` to the
+    /// actuator). A frame that comes just after a render waits for the next one, at most a period
+    /// less ``renderSlack`` away, which is written behind the rest of the buffer.
+    var latency: Double { Double(format.bufferFrames) / Double(format.rate) + Self.renderSlack }
+
+    /// How long before a period frees in the device's buffer the thread wakes to render it, in
+    /// seconds: room for the wake-up's own lateness, so the buffer stays as deep as without it.
+    static let renderSlack = 0.001
 
     /// Underruns the device recovered from since the stream was created.
     var underruns: Int { inbox.withLock { $0.underruns } }
@@ -233,7 +244,15 @@ final class SampleStream: Sendable {
                 // A backend whose writes do not wait (its contract says they do) must not make this
                 // real-time thread spin: it is held to real time, with slack for a card's clock.
                 let ahead = Double(synth.position) / rate - (after - runStart) * 1.01 - Double(format.bufferFrames) / rate - 0.05
-                if ahead > 0 { Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(ahead, 1))) }
+                if ahead > 0 {
+                    Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(ahead, 1)))
+                } else if let origin = window.origin {
+                    // Just in time: the next block is rendered when a period is about to free, so the
+                    // frames posted until then are in it (``latency``). At most a period's sleep.
+                    let frees = origin + Double(synth.position + Int64(period) - Int64(format.bufferFrames)) / rate - Self.renderSlack
+                    let now = HapticInstant.monotonicNow().seconds
+                    if frees > now { Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(frees - now, format.periodDuration))) }
+                }
                 return true
             case .failure(let failure):
                 let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
