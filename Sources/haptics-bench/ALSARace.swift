@@ -124,13 +124,16 @@ enum ALSARace {
             ]))
         let before = (device.actuator as? PluginActuator)?.underruns ?? 0
         try player.start(atTime: 0)
-        HIDRace.pause(options.xrunSeconds)
+        HIDRace.pause(0.5)
+        let threadBefore = WaveformBenchmarks.threadCPU("haptics-samples"), start = Monotonic.now()
+        HIDRace.pause(options.xrunSeconds - 0.5)
+        let share = (WaveformBenchmarks.threadCPU("haptics-samples") - threadBefore) / Double(Monotonic.now() - start)
         spinning.store(false, ordering: .relaxed)
         spinner.join()
         let underruns = ((device.actuator as? PluginActuator)?.underruns ?? 0) - before
         table(
-            "Underruns of one stream over \(String(format: "%.0f", options.xrunSeconds)) s, a thread spinning beside it", ["period", "periods", "underruns", "goal"],
-            [["\(periodFrames * 1000 / rate) ms", "\(periods)", "\(underruns)", "0 at ≤ 5 ms"]])
+            "One stream over \(String(format: "%.0f", options.xrunSeconds)) s, a thread spinning beside it", ["period", "periods", "underruns", "goal", "stream thread CPU (schedstat)"],
+            [["\(periodFrames * 1000 / rate) ms", "\(periods)", "\(underruns)", "0 at ≤ 5 ms", String(format: "%.2f %%", share * 100)]])
         engine.stop()
     }
 }

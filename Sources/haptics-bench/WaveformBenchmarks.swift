@@ -82,16 +82,6 @@ enum WaveformBenchmarks {
             getrusage(RUSAGE_SELF.rawValue, &usage)
             return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         }
-        /// CPU nanoseconds of this process's threads named `name` (`/proc/self/task/*/schedstat`).
-        func threadCPU(_ name: String) -> Double {
-            var total = 0.0
-            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-                let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard comm == name, let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
-                total += Double(stat.split(separator: " ").first.flatMap { Double($0) } ?? 0)
-            }
-            return total
-        }
         var streamShare = 0.0
         func measure(_ body: () throws -> Void) rethrows -> Double {
             try body()
@@ -123,6 +113,17 @@ enum WaveformBenchmarks {
                 ["the difference", percent(playing - idle), "", "≤ 1 %"],
                 ["of which the stream thread (its schedstat)", percent(streamShare), "", ""],
             ])
+    }
+
+    /// CPU nanoseconds of this process's threads named `name` (`/proc/self/task/*/schedstat`).
+    static func threadCPU(_ name: String) -> Double {
+        var total = 0.0
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard comm == name, let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
+            total += Double(stat.split(separator: " ").first.flatMap { Double($0) } ?? 0)
+        }
+        return total
     }
 
     static func us(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1e3) }
