@@ -14,7 +14,7 @@ enum DeviceListing {
         func string(_ key: String) -> String { details[key]?.stringValue ?? "" }
         var device = haptics_client_device_v1()
         device.device = spec.cValue
-        device.owner_pid = UInt32(details["owner-pid"]?.doubleValue ?? 0)
+        device.owner_pid = whole(details["owner-pid"]?.doubleValue ?? 0)
         copyCString(string("backend"), into: &device.backend)
         copyCString(string("physical-id"), into: &device.physical_id)
         if details["available"]?.boolValue == false {
@@ -38,7 +38,7 @@ enum DeviceListing {
                 }
                 channels.append(ChannelSpec(
                     name: channel["name"]?.stringValue ?? "main", actuator: actuators[channel["actuator"]?.stringValue ?? ""] ?? HAPTICS_ACTUATOR_UNKNOWN,
-                    amplitudeSteps: UInt32(max(number(channel["amplitude-steps"]), 2)), frequencyRange: range,
+                    amplitudeSteps: max(whole(number(channel["amplitude-steps"])), 2), frequencyRange: range,
                     resonantFrequency: Float(number(channel["resonant-frequency-hz"])), nominalFrequency: Float(number(channel["nominal-frequency-hz"]))))
             }
         }
@@ -46,16 +46,16 @@ enum DeviceListing {
         let physical = string("physical-id")
         var spec = DeviceSpec(
             id: id, name: string("name"), actuator: actuators[string("actuator")] ?? HAPTICS_ACTUATOR_UNKNOWN, channels: channels,
-            minimumUpdateIntervalNanoseconds: UInt64(number(details["minimum-update-interval-us"]) * 1000),
-            wakeLatencyNanoseconds: UInt64(number(details["wake-latency-us"]) * 1000), physicalID: physical.isEmpty ? nil : physical,
-            preference: Int32(clamping: Int(number(details["preference"]))),
+            minimumUpdateIntervalNanoseconds: whole(number(details["minimum-update-interval-us"]) * 1000),
+            wakeLatencyNanoseconds: whole(number(details["wake-latency-us"]) * 1000), physicalID: physical.isEmpty ? nil : physical,
+            preference: whole(number(details["preference"])),
             unavailableReason: details["available"]?.boolValue == false ? string("unavailable-reason") : nil)
-        func nanoseconds(_ key: String) -> UInt64 { UInt64(max(number(details[key]), 0)) }
+        func nanoseconds(_ key: String) -> UInt64 { whole(number(details[key])) }
         spec.periodStepNanoseconds = nanoseconds("period-step-ns")
         if let rate = details["sample-rate-hz"]?.doubleValue {
             spec.sampleStream = SampleStreamSpec(
-                rate: UInt32(clamping: Int(rate)), periodFrames: UInt32(clamping: Int(number(details["sample-period-frames"]))),
-                bufferFrames: UInt32(clamping: Int(number(details["sample-buffer-frames"]))), latencyNanoseconds: nanoseconds("sample-latency-ns"))
+                rate: whole(rate), periodFrames: whole(number(details["sample-period-frames"])),
+                bufferFrames: whole(number(details["sample-buffer-frames"])), latencyNanoseconds: nanoseconds("sample-latency-ns"))
         }
         if let offset = details["envelope-amplitude-offset"]?.doubleValue {
             spec.envelope = EnvelopeSpec(
@@ -65,5 +65,14 @@ enum DeviceListing {
                 acceptsLevels: details["envelope-accepts-levels"]?.boolValue ?? false)
         }
         return spec
+    }
+
+    /// `value` as a whole number of `T`, whatever the service sent: NaN is 0, and anything beyond
+    /// `T`'s range (an infinity included) is its nearest bound, never a trap.
+    static func whole<T: FixedWidthInteger>(_ value: Double) -> T {
+        guard !value.isNaN else { return 0 }
+        if value <= Double(T.min) { return T.min }
+        if value >= Double(T.max) { return T.max }
+        return T(value)
     }
 }

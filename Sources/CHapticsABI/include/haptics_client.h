@@ -203,7 +203,8 @@ typedef struct haptics_client_v1 {
     /** Disconnects and releases the instance (the service stops what it started). */
     void (* _Nullable destroy)(void * _Nullable instance);
     /**
-     * Appended (the table's `struct_size` says whether it is there): fills `*info`, whose
+     * Appended after `destroy` (a host built with this header refuses a table whose `struct_size`
+     * does not reach it): fills `*info`, whose
      * `struct_size` the host set, with what the service says of `device_id` beyond its listing, as
      * the backend that serves it said it to `describe` (haptics_backend.h): physical device,
      * preference, why it is unavailable, drive envelope, period step, the sample stream of a device
