@@ -27,6 +27,11 @@ import Glibc
 ///
 /// Settings for tests: `alsa.proc-root` (default `/proc/asound`) and `alsa.sysfs-root` (`/sys`).
 ///
+/// Hotplug: one monitor per process watches `/dev/snd` for PCM nodes (and `/dev` for `/dev/snd`
+/// itself, on a machine whose first card comes later); each change rescans, so a pad plugged in
+/// while a program runs is announced (`HAPTICS_EVENT_DEVICE_ADDED`), and one unplugged is announced
+/// gone and its open device marked lost.
+///
 /// Safety: `stop` drops what the card holds (silent at once), `sleep` stops the stream, `close`
 /// closes the PCM; when the process dies the kernel closes it, and a PCM that is not fed plays
 /// nothing, so no stop guard is needed.
@@ -39,6 +44,8 @@ public func alsaBackendFill(
 
 final class ALSABackend: BackendDriver {
     let services: HostServices
+    /// The outputs of the last scan and the open devices.
+    let registry: DeviceRegistry<ALSAOutput, ALSADevice>
     let search: ConfigSearch
     let procRoot: String
     let sysfsRoot: String
@@ -60,6 +67,7 @@ final class ALSABackend: BackendDriver {
         procRoot = services.configuration("alsa.proc-root") ?? "/proc/asound"
         sysfsRoot = services.configuration("alsa.sysfs-root") ?? "/sys"
         findsPads = services.configuration("alsa.dualsense") != "off"
+        registry = DeviceRegistry(backend: "alsa", noun: "device", services: services)
         padBuffer = Result { () throws(BackendFailure) in
             (try Self.integer(services, "alsa.dualsense-period-us", in: 1_000...100_000, default: ALSAOutput.dualSensePeriodMicroseconds, of: "microseconds"),
              try Self.integer(services, "alsa.dualsense-periods", in: 2...16, default: ALSAOutput.dualSensePeriods, of: "periods"))
@@ -105,7 +113,15 @@ final class ALSABackend: BackendDriver {
     /// unavailable, naming the holder: the host then serves the pad through its rumble emulation
     /// (its hid or evdev listing, same physical id) until the card is free.
     func devices() -> [DeviceSpec] {
-        let found = outputs()
+        let found = rescan()
+        do throws(BackendFailure) {
+            try registry.follow(Self.monitor) { [weak self] _ in
+                guard let self else { return ([], 0) }
+                return (self.outputs().outputs, Self.nextGeneration())
+            }
+        } catch {
+            services.log(HAPTICS_LOG_WARNING, "alsa: no hotplug monitor (\(error.message)): devices plugged in later show at the next listing")
+        }
         let padFailure: String? = if case .failure(let failure) = padBuffer { failure.message } else { nil }
         return found.outputs.map { output in
             var spec = Self.spec(output)
@@ -120,7 +136,7 @@ final class ALSABackend: BackendDriver {
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
-        let found = outputs()
+        let found = rescan()
         guard let output = found.outputs.first(where: { $0.id == deviceID }) else {
             if let failure = found.failures.first(where: { Self.unusableFileID($0) == deviceID }) {
                 throw BackendFailure(code: EINVAL, "alsa: \(failure)")
@@ -146,8 +162,29 @@ final class ALSABackend: BackendDriver {
                     "\(deviceID): no hidraw node of the pad under \(output.physicalID ?? "its USB device"): its rumble emulation cannot be switched off, and once a program has asked it for rumble the coils stay silent until it is plugged in again")
             }
         }
-        return ALSADevice(pcm: pcm, mode: mode)
+        let device = ALSADevice(pcm: pcm, mode: mode)
+        registry.opened(device, as: output)
+        return device
     }
+
+    func destroy() { registry.stopFollowing() }
+
+    /// Lists the outputs and applies them to the registry (what appeared and went since the last
+    /// scan is announced, an open device whose card went is marked lost).
+    func rescan() -> (outputs: [ALSAOutput], failures: [ConfigFileError]) {
+        let found = outputs()
+        registry.apply(found.outputs, generation: Self.nextGeneration())
+        return found
+    }
+
+    /// Scans are numbered process-wide, so an older one is never applied after a newer one.
+    private static let generations = Atomic<UInt64>(0)
+    static func nextGeneration() -> UInt64 { generations.add(1, ordering: .relaxed).newValue }
+
+    /// The process's monitor: PCM nodes coming and going under `/dev/snd`. Its scan is only a
+    /// signal: each backend instance lists with its own settings.
+    static let monitor = HotplugMonitor<Void>(
+        threadName: "haptics-alsa-hp", timing: .init(pendingMilliseconds: 50), source: { SoundNodeSource() }, scan: {}, isPending: { _ in false })
 
     static func spec(_ output: ALSAOutput) -> DeviceSpec {
         let channels = output.actuators.map { actuator in
@@ -182,17 +219,29 @@ final class ALSABackend: BackendDriver {
 }
 
 /// One open waveform device: its PCM (and a DualSense's mode switch), used by one call at a time.
-final class ALSADevice: DeviceDriver {
+final class ALSADevice: DeviceDriver, LosableDevice {
     private let pcm: Mutex<PCM?>
     private let mode: PadModeSwitch?
+    /// Why the device is gone, once a scan found its card unplugged (apart from `pcm`'s lock, which
+    /// a blocked write holds for up to a period).
+    private let lost = Mutex<BackendFailure?>(nil)
 
     init(pcm: PCM, mode: PadModeSwitch?) {
         self.pcm = Mutex(pcm)
         self.mode = mode
     }
 
+    @discardableResult
+    func markLost(_ message: String) -> BackendFailure {
+        lost.withLock { lost in
+            if lost == nil { lost = BackendFailure(code: ENODEV, message) }
+            return lost!
+        }
+    }
+
     private func with<T>(_ body: (PCM) throws(BackendFailure) -> T) throws(BackendFailure) -> T {
-        try pcm.withLock { (open: inout PCM?) throws(BackendFailure) -> T in
+        if let failure = lost.withLock({ $0 }) { throw failure }
+        return try pcm.withLock { (open: inout PCM?) throws(BackendFailure) -> T in
             guard let current = open else { throw BackendFailure(code: ENODEV, "alsa: the device was closed") }
             return try body(current)
         }

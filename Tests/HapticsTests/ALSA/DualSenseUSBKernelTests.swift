@@ -146,6 +146,24 @@ extension GuestExclusiveKernelTests {
             #expect(closed < 2, "closing took \(closed) s")
         }
 
+        @Test("a pad plugged in while a program runs is announced, and announced gone when unplugged")
+        func hotplug() throws {
+            let system = Self.system()
+            let events = Mutex<[BackendEvent]>([])
+            system.onDeviceEvent { event in events.withLock { $0.append(event) } }
+            #expect(!system.devices().contains { $0.backend == "alsa" }, "a pad before any was plugged in")
+            let gadget = try Self.gadget()
+            var removed = false
+            defer { if !removed { gadget.remove() } }
+            let port = String(gadget.usbDevice.split(separator: "/").last ?? "")
+            let id = "alsa:054c:0ce6:usb-\(port)"
+            try HIDGuest.block(for: "device-added for \(id)", timeout: 10) { events.withLock { $0.contains(.deviceAdded(id: id)) } }
+            gadget.remove()
+            removed = true
+            try HIDGuest.block(for: "device-removed for \(id)", timeout: 10) { events.withLock { $0.contains(.deviceRemoved(id: id)) } }
+            #expect(!system.devices().contains { $0.id == id })
+        }
+
         @Test("haptic-cal list shows the pad once: its coils, found with no device file, with its hid rumble behind them; the rumble while another process holds the card")
         func listed() throws {
             let gadget = try Self.gadget()
