@@ -32,29 +32,19 @@ struct SoundNodeSource: HotplugSource {
 
     mutating func drain() -> Bool {
         var relevant = false
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return relevant }
-            var offset = 0
-            let header = MemoryLayout<inotify_event>.size
-            while offset + header <= count {
-                let (watch, mask, length) = buffer.withUnsafeBytes { bytes in
-                    (bytes.load(fromByteOffset: offset, as: Int32.self), bytes.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(bytes.load(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let nameStart = offset + header
-                let name = buffer[nameStart..<min(nameStart + length, count)].prefix { $0 != 0 }
-                if watch == soundWatch {
-                    if mask & UInt32(IN_IGNORED) != 0 { soundWatch = -1 }  // /dev/snd went with the last card
-                    if name.starts(with: Array("pcmC".utf8)) { relevant = true }
-                } else if Array(name) == Array("snd".utf8) {
-                    relevant = true
-                    if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { watchSoundDirectory() }
-                }
-                offset = nameStart + length
+        var soundWatch = self.soundWatch, created = false
+        InotifySource.readEvents(fileDescriptor, into: &buffer) { watch, mask, name in
+            if watch == soundWatch {
+                if mask & UInt32(IN_IGNORED) != 0 { soundWatch = -1 }  // /dev/snd went with the last card
+                if name.starts(with: "pcmC".utf8) { relevant = true }
+            } else if name.elementsEqual("snd".utf8) {
+                relevant = true
+                if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { created = true }
             }
         }
+        self.soundWatch = soundWatch
+        if created { watchSoundDirectory() }
+        return relevant
     }
 }
 

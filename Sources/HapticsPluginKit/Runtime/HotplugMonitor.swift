@@ -205,17 +205,29 @@ public struct InotifySource: HotplugSource {
 
     public mutating func drain() -> Bool {
         var relevant = false
+        let prefix = self.prefix
+        Self.readEvents(fileDescriptor, into: &buffer) { _, _, name in
+            if name.starts(with: prefix) { relevant = true }
+        }
+        return relevant
+    }
+
+    /// Reads every event queued on the inotify descriptor `fd` (non-blocking) through `buffer`,
+    /// calling `event` with each one's watch descriptor, mask and name (without its NUL padding).
+    public static func readEvents(_ fd: Int32, into buffer: inout [UInt8], _ event: (Int32, UInt32, ArraySlice<UInt8>) -> Void) {
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return relevant }
+            guard count > 0 else { return }
             var offset = 0
             let header = MemoryLayout<inotify_event>.size
             while offset + header <= count {
-                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let (watch, mask, length) = buffer.withUnsafeBytes { bytes in
+                    (bytes.load(fromByteOffset: offset, as: Int32.self), bytes.load(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(bytes.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
                 let nameStart = offset + header
-                let nameEnd = min(nameStart + length, count)
-                if buffer[nameStart..<nameEnd].prefix(while: { $0 != 0 }).starts(with: prefix) { relevant = true }
+                event(watch, mask, buffer[nameStart..<min(nameStart + length, count)].prefix { $0 != 0 })
                 offset = nameStart + length
             }
         }
