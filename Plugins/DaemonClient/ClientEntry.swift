@@ -4,6 +4,7 @@ import Glibc
 import CHapticsABI
 import HapticsBus
 import HapticsPluginKit
+import Synchronization
 
 /// The client transport's entry point (`haptics_client.h`): fills the table with functions that
 /// call hapticsd over D-Bus through one ``ServiceConnection``.
@@ -45,9 +46,11 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
                 }
             }
             count.pointee = UInt32(listed.count)
+            let specs = listed.map { DeviceListing.spec(id: $0.0, details: $0.1) }
+            client.listed.withLock { $0 = Dictionary(specs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
             guard let devices else { return }
-            for (index, entry) in listed.prefix(Int(capacity)).enumerated() {
-                devices[index] = DeviceListing.device(id: entry.0, details: entry.1)
+            for (index, (spec, entry)) in zip(specs, listed).prefix(Int(capacity)).enumerated() {
+                devices[index] = DeviceListing.device(spec, details: entry.1)
             }
         }
     }
@@ -175,10 +178,16 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
     }
     table.describe_device = { instance, device, info, error in
         ClientInstance.from(instance).run(error) { client throws(BusError) in
+            let id = String(cString: device)
+            // The listing just made carried the details already; a device it did not have is asked for.
+            if let spec = client.listed.withLock({ $0[id] }) {
+                spec.writeInfo(into: info)
+                return
+            }
             let details = try client.connection.call(member: "GetDevice") { writer throws(BusError) in
-                try writer.string(String(cString: device))
+                try writer.string(id)
             } read: { reader throws(BusError) in try reader.dictionary() }
-            DeviceListing.spec(id: String(cString: device), details: details).writeInfo(into: info)
+            DeviceListing.spec(id: id, details: details).writeInfo(into: info)
         }
     }
     table.destroy = { instance in
@@ -197,6 +206,9 @@ final class ClientInstance: @unchecked Sendable {
     // The host table is copied once and only read; the connection is thread-safe.
     let host: haptics_client_host_v1
     let connection: ServiceConnection
+    /// The devices of the last `list_devices`, by id, as their details described them: what
+    /// `describe_device` gives without a call of its own.
+    let listed = Mutex<[String: DeviceSpec]>([:])
 
     init(host: haptics_client_host_v1) throws(BusError) {
         self.host = host

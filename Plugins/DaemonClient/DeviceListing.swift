@@ -9,17 +9,16 @@ enum DeviceListing {
         "dualRumble": HAPTICS_ACTUATOR_DUAL_RUMBLE, "trigger": HAPTICS_ACTUATOR_TRIGGER, "voiceCoil": HAPTICS_ACTUATOR_VOICE_COIL,
     ]
 
-    static func device(id: String, details: [(key: String, value: BusValue)]) -> haptics_client_device_v1 {
-        let spec = spec(id: id, details: details)
-        func string(_ key: String) -> String { details[key]?.stringValue ?? "" }
+    /// The listing entry of `spec` (``spec(id:details:)`` of the same `details`).
+    static func device(_ spec: DeviceSpec, details: [(key: String, value: BusValue)]) -> haptics_client_device_v1 {
         var device = haptics_client_device_v1()
         device.device = spec.cValue
         device.owner_pid = whole(details["owner-pid"]?.doubleValue ?? 0)
-        copyCString(string("backend"), into: &device.backend)
-        copyCString(string("physical-id"), into: &device.physical_id)
-        if details["available"]?.boolValue == false {
+        copyCString(details["backend"]?.stringValue ?? "", into: &device.backend)
+        copyCString(spec.physicalID ?? "", into: &device.physical_id)
+        if let reason = spec.unavailableReason {
             device.flags |= HAPTICS_DEVICE_UNAVAILABLE.rawValue
-            copyCString(string("unavailable-reason"), into: &device.unavailable_reason)
+            copyCString(reason, into: &device.unavailable_reason)
         }
         return device
     }

@@ -128,7 +128,7 @@ final class ALSABackend: BackendDriver {
             if output.isDualSense, let padFailure { spec.unavailableReason = padFailure }
             if spec.unavailableReason == nil, let card = output.padCard, let pid = card.playbackOwnerPID(procRoot: procRoot), pid != getpid() {
                 spec.unavailableReason =
-                    "its sound card \(card.id) is in use by \(card.playbackOwner(procRoot: procRoot) ?? "pid \(pid)"): the pad's rumble (hid or evdev) serves it meanwhile; "
+                    "its sound card \(card.id) is in use by \(SoundCard.process(pid)): the pad's rumble (hid or evdev) serves it meanwhile; "
                     + "for the coils, free the card or play through PipeWire's Direct profile (Hardware/alsa/README.md)"
             }
             return spec

@@ -135,8 +135,11 @@ public struct SoundCard: Sendable, Hashable {
     /// Who holds the card's first playback substream (`owner_pid` in
     /// `PROC/cardN/pcm0p/sub0/status`, the name from `/proc/PID/comm`): `pid 812 (pipewire)`, or nil.
     public func playbackOwner(procRoot: String = "/proc/asound") -> String? {
-        playbackOwnerPID(procRoot: procRoot).map { pid in "pid \(pid) (\(Self.firstLine("/proc/\(pid)/comm") ?? "?"))" }
+        playbackOwnerPID(procRoot: procRoot).map(Self.process)
     }
+
+    /// A process as messages name it: `pid 812 (pipewire)` (the name from `/proc/PID/comm`).
+    public static func process(_ pid: Int32) -> String { "pid \(pid) (\(firstLine("/proc/\(pid)/comm") ?? "?"))" }
 
     /// The process id holding the card's first playback substream, or nil when it is closed (the
     /// status file then says only `closed`).
