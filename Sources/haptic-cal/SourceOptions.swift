@@ -54,10 +54,11 @@ struct SourceOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Measure a simulated bench instead of hardware: "
-                + BenchPreset.all.map(\.name).joined(separator: ", ")
-                + ". The GPIO backend drives the bench's actuator (physics from datasheet figures) through a temporary sysfs PWM tree, "
-                + "and the accelerometer source reads its simulated ADXL345 from a temporary IIO tree: the path a Raspberry Pi user has. "
-                + "Use with --source accelerometer.", valueName: "preset"))
+                + Benches.names.joined(separator: ", ")
+                + ". The GPIO backend drives a board's actuator (physics from datasheet figures) through a temporary sysfs PWM tree, or the "
+                + "alsa backend a voice coil through alsa-lib and a temporary device file, and the accelerometer source reads the "
+                + "simulated ADXL345 from a temporary IIO tree: the path a Raspberry Pi user has. Use with --source accelerometer.",
+            valueName: "preset"))
     var bench: String?
 
     func choice(allowInteractive: Bool) throws -> SourceChoice {
@@ -72,8 +73,8 @@ struct SourceOptions: ParsableArguments {
             do { try ModelParameters.check(settings: model) } catch { throw ValidationError("\(error)") }
         }
         if let bench {
-            guard BenchPreset.named(bench) != nil else {
-                throw ValidationError("--bench '\(bench)' is not one of \(BenchPreset.all.map(\.name).joined(separator: ", "))")
+            guard Benches.names.contains(bench) else {
+                throw ValidationError("--bench '\(bench)' is not one of \(Benches.names.joined(separator: ", "))")
             }
             guard case .accelerometer = choice else {
                 throw ValidationError("--bench simulates a board and an accelerometer; use it with --source accelerometer")
@@ -100,7 +101,7 @@ struct OpenedSource {
     let system: HapticSystem?
     let temporaryRecording: String?
     /// The simulated bench measured, if any (stopped and removed by ``cleanUp()``).
-    var bench: SimulatedBench? = nil
+    var bench: (any Bench)? = nil
 
     func cleanUp() {
         if let temporaryRecording { try? FileManager.default.removeItem(atPath: temporaryRecording) }
@@ -122,12 +123,11 @@ extension SourceOptions {
                 source: source, description: "simulated measurements", details: ModelParameters.summary(source.model, device: source.device),
                 system: nil, temporaryRecording: temporary)
         case .accelerometer(let request):
-            var bench: SimulatedBench?
+            var bench: (any Bench)?
             // Calibration drives the actuator frame by frame: only in the process that owns it.
             var system = global.makeSystem(inProcess: true)
             var root = iioRoot
-            if let name = self.bench, let preset = BenchPreset.named(name) {
-                let simulated = try SimulatedBench(preset: preset)
+            if let name = self.bench, let simulated = try Benches.make(name) {
                 bench = simulated
                 do {
                     try simulated.start()
@@ -148,7 +148,7 @@ extension SourceOptions {
                 let rate = sensor.samplingFrequency.map { ", \(fixed($0, 0)) Hz" } ?? ""
                 let source = AccelerometerSource(playback: try RealtimePlayback(device: opened, logger: quietLogger()), sensor: sensor)
                 var details = ["axes \(axes)\(rate)"]
-                if let bench { details.insert("bench \(bench.preset.name): \(bench.preset.title) (\(bench.directory))", at: 0) }
+                if let bench { details.insert("bench \(bench.name): \(bench.title) (\(bench.directory))", at: 0) }
                 if let envelope = source.envelope {
                     let stated = opened.description.envelope ?? envelope
                     let drive =

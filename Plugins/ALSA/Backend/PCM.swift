@@ -122,24 +122,28 @@ final class PCM: @unchecked Sendable {
         let known = snd_pcm_delay(handle, &delay) == 0
         if known, delay > 0 {
             pacedSince = nil
-        } else {
-            pace(frames)
+            return SamplesWritten(underruns: underruns, delayFrames: Int(delay))
         }
-        return SamplesWritten(underruns: underruns, delayFrames: known ? max(Int(delay), 0) : nil)
+        // No clock of its own: paced like a card, and its delay is the card's it stands in for.
+        return SamplesWritten(underruns: underruns, delayFrames: pace(frames))
     }
 
     /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes
-    /// run at the nominal rate, a buffer ahead; a PCM with a clock (any card) is never slowed.
-    private func pace(_ frames: Int) {
+    /// run at the nominal rate, a buffer ahead, as into a card's buffer; returns the frames such a
+    /// card would still hold (what it would report as its delay). A PCM with a clock (any card) is
+    /// never slowed.
+    private func pace(_ frames: Int) -> Int {
         let now = Monotonic.now()
         guard let since = pacedSince else {
             pacedSince = now
             pacedFrames = frames
-            return
+            return frames
         }
         pacedFrames += frames
         let due = since + UInt64(max(pacedFrames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
         if due > now { Monotonic.sleep(until: due) }
+        let played = Int(Double(Monotonic.now() - since) / 1e9 * Double(output.rate))
+        return max(pacedFrames - played, 0)
     }
 
     /// The host's floats into the PCM's format, each actuator on its channel, the rest silent.

@@ -35,6 +35,11 @@ public struct SampleStreamFormat: Sendable, Hashable, Codable {
 
     /// One period, in seconds.
     public var periodDuration: Double { Double(periodFrames) / Double(rate) }
+
+    /// From a frame's time to the actuator moving, in seconds: the buffer, the millisecond the
+    /// core renders ahead of the device's need, and ``latency``. Everything played on the device is
+    /// felt this much after it was meant (a sensor measuring it looks this much later).
+    public var outputDelay: Double { Double(bufferFrames) / Double(rate) + SampleStream.renderSlack + latency }
 }
 
 /// One output channel of a device: a motor, or one side of a controller.

@@ -80,8 +80,8 @@ public struct CalibrationResult: Sendable {
 ///
 /// **Taps.** A tap of intensity `i` should peak (``AccelerationTrace/envelopePeak(window:)``) at
 /// ``tapTarget`` × `i` reference units on every device. Tap shapes are tried through the engine:
-/// every duration without a kick first (on resonant actuators whose resonance was measured, those
-/// of 8–21.5 ms that end between two pushes of the drive, ``pushPeriod(_:device:)``; else 8–20 ms
+/// every duration without a kick first (on resonant actuators driven in pushes whose resonance was
+/// measured, those of 8–21.5 ms that end between two pushes of the drive, ``pushPeriod(_:device:)``; else 8–20 ms
 /// in 1 ms steps, since a click over 20 ms feels buzzy; 20–150 ms in 5 ms steps on motors), since
 /// a tap without a kick scales exactly with its drive; kicks (overdrive gain and length) around the
 /// two best durations only if none comes within ``bandTolerance``, because the renderer multiplies
@@ -354,7 +354,7 @@ public struct Calibrator: Sendable {
         profile.channels[fit.channel].usableBand = fit.usableBand
     }
 
-    /// Durations to try, seconds: on resonant actuators whose resonance was measured, every duration
+    /// Durations to try, seconds: on resonant actuators driven in pushes whose resonance was measured, every duration
     /// between 8 and 21.5 ms that ends a quarter of a drive period before a period's start (see
     /// ``pushPeriod(_:device:)``); on other resonant actuators 8–20 ms in 1 ms steps; on motors from
     /// 20 ms to 150 ms, or to the measured spin-up time when that is longer (up to 300 ms), in 26
@@ -388,9 +388,10 @@ public struct Calibrator: Sendable {
     /// would scatter with the write path's timing. Ending a quarter period before the next push
     /// leaves the last push whole (a push lasts at most half a period) and a quarter of a period
     /// (1.4 ms at 175 Hz) to spare on either side; the band's higher frequencies move the pushes
-    /// less than that within a tap.
+    /// less than that within a tap. A device that takes samples (a voice coil on a sound card) has
+    /// no pushes: its sine is rendered to the sample, whenever the tap ends, so it has none (nil).
     static func pushPeriod(_ profile: CalibrationProfile, device: DeviceDescription) -> Double? {
-        guard isResonant(profile, device: device) else { return nil }
+        guard device.sampleStream == nil, isResonant(profile, device: device) else { return nil }
         let lowest = profile.channels.compactMap { channel -> Double? in
             guard let resonance = channel.resonantFrequency, resonance > 0 else { return nil }
             return profile.sharpness == .frequency ? min(channel.usableBand?.lowerBound ?? resonance, resonance) : resonance

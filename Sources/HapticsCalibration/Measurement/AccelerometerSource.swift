@@ -22,7 +22,9 @@ import Glibc
 /// reads every axis, paced to the sensor's `sampling_frequency` (twice per conversion; a conversion
 /// read twice is kept once), with `CLOCK_MONOTONIC` stamps on the engine's time base. Each sample is the
 /// magnitude of the deviation from the axes' rest values just before the stimulus, so the sensor
-/// may sit at any angle. A capture with a gap of more than ``longestGap`` seconds between new
+/// may sit at any angle. On a device that takes samples (a voice coil on a sound card), the capture
+/// starts when the stimulus is felt, the stream's ``SampleStreamFormat/outputDelay`` after it was
+/// meant (the buffer ahead of the card), and lasts as long. A capture with a gap of more than ``longestGap`` seconds between new
 /// readings (the reader or the sensor was held up) is played again, after a pause that grows each
 /// time (0.25 s, 0.5 s, …), up to ``captureAttempts`` times in all: a busy moment passes, a sensor
 /// too slow for the capture does not.
@@ -128,7 +130,9 @@ public final class AccelerometerSource: VibrationSensorSource, @unchecked Sendab
         while true {
             attempt += 1
             let rest = try waitForQuiet(baseline)
-            let (start, player) = try playback.start(stimulus.pattern, profile: profile, lead: 0.02)
+            let (played, player) = try playback.start(stimulus.pattern, profile: profile, lead: 0.02)
+            // A device that takes samples is felt its stream's delay after the frames were meant.
+            let start = played.advanced(bySeconds: device.sampleStream?.outputDelay ?? 0)
             let end = start.advanced(bySeconds: stimulus.captureLength)
             var times: [Double] = [], readings: [SIMD3<Double>] = []
             // The reader's own gaps (it was held up), whether or not the reading changed.

@@ -20,17 +20,23 @@ import Glibc
 /// (uneven) conversions writes its raw counts, atomically per axis: the mean acceleration since the
 /// conversion before (the sensor's filter, ``SimulatedAccelerometer``). Nothing here knows what the
 /// calibration assumes: the actuator is physics, the tree is the kernel's interface.
-public final class SimulatedBench: Sendable {
+public final class SimulatedBench: Bench {
     /// What is on the bench.
     public let preset: BenchPreset
     /// The bench's directory.
-    public let directory: String
+    public var directory: String { files.directory }
+    /// The preset's name.
+    public var name: String { preset.name }
+    /// One line for people.
+    public var title: String { preset.title }
+    /// The id the GPIO backend gives the actuator.
+    public var deviceID: String { preset.deviceID }
     /// The sysfs root for `gpio.sysfs-root`.
     public var sysfsRoot: String { directory + "/sys" }
     /// The IIO root for the accelerometer source.
-    public var iioRoot: String { directory + "/iio" }
+    public var iioRoot: String { files.iioRoot }
     /// The accelerometer's device directory.
-    public var sensorDirectory: String { iioRoot + "/iio:device0" }
+    public var sensorDirectory: String { files.sensorDirectory }
     /// The board file.
     public var boardFile: String { directory + "/boards/" + preset.boardName + ".json" }
     /// The PWM channel the actuator hangs on.
@@ -39,6 +45,7 @@ public final class SimulatedBench: Sendable {
     /// The settings that make the GPIO backend drive this bench.
     public var backendSettings: [String: String] { ["gpio.sysfs-root": sysfsRoot, "gpio.boards": boardFile] }
 
+    private let files: BenchFiles
     private let seed: UInt64
     private let running = Atomic<Bool>(false)
     private let worker = Mutex<PosixThread?>(nil)
@@ -51,15 +58,11 @@ public final class SimulatedBench: Sendable {
     public init(preset: BenchPreset, seed: UInt64 = 1, parent: String? = nil) throws(CalibrationError) {
         self.preset = preset
         self.seed = seed
-        // A disk file system makes every conversion (a new file renamed over the old) cost an inode
-        // allocation; at hundreds of conversions a second ext4 spends milliseconds on each.
-        let base = parent ?? (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
-        var template = Array("\(base)/haptics-bench-\(preset.name)-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw .sensor(path: base, problem: "cannot make a bench directory: \(String(cString: strerror(errno)))")
+        files = try BenchFiles(name: preset.name, sensor: preset.sensor, seed: seed, parent: parent)
+        do { try layOut() } catch {
+            files.remove()
+            throw error
         }
-        directory = String(cString: made)
-        try layOut()
     }
 
     deinit { stop() }
@@ -105,7 +108,7 @@ public final class SimulatedBench: Sendable {
     /// Removes the bench's directory (after ``stop()``).
     public func remove() {
         stop()
-        removeTree(directory)
+        files.remove()
     }
 
     /// Every waveform the PWM took, with the time it started (seconds on `CLOCK_MONOTONIC`).
@@ -115,58 +118,20 @@ public final class SimulatedBench: Sendable {
 
     private func layOut() throws(CalibrationError) {
         let chip = sysfsRoot + "/class/pwm/pwmchip0"
-        for path in [chip, directory + "/boards", sensorDirectory] { try makeDirectories(path) }
-        try put(chip + "/npwm", "\(preset.pwmChannels)\n")
-        try put(chip + "/export", "")
-        try put(chip + "/unexport", "")
+        for path in [chip, directory + "/boards"] { try files.makeDirectories(path) }
+        try files.put(chip + "/npwm", "\(preset.pwmChannels)\n")
+        try files.put(chip + "/export", "")
+        try files.put(chip + "/unexport", "")
         for channel in 0..<preset.pwmChannels {
             // Exported already, as after `echo N > export` on a real chip.
             let path = chip + "/pwm\(channel)"
-            try makeDirectories(path)
-            try put(path + "/period", "0\n")
-            try put(path + "/duty_cycle", "0\n")
-            try put(path + "/polarity", "normal\n")
-            try put(path + "/enable", "0\n")
+            try files.makeDirectories(path)
+            try files.put(path + "/period", "0\n")
+            try files.put(path + "/duty_cycle", "0\n")
+            try files.put(path + "/polarity", "normal\n")
+            try files.put(path + "/enable", "0\n")
         }
-        try put(boardFile, preset.board + "\n")
-        let sensor = preset.sensor
-        try put(sensorDirectory + "/name", "adxl345\n")
-        try put(sensorDirectory + "/in_accel_scale", "\(formatScale(sensor.scale))\n")
-        try put(sensorDirectory + "/in_accel_sampling_frequency", "\(Int(sensor.outputDataRate.rounded())).000000\n")
-        var random = SeededRandom(seed: seed)
-        let rest = sensor.counts(for: .zero, random: &random)
-        for (axis, value) in zip(["x", "y", "z"], [rest.x, rest.y, rest.z]) { try put(sensorDirectory + "/in_accel_\(axis)_raw", "\(value)\n") }
-    }
-
-    private func formatScale(_ value: Double) -> String {
-        let micro = Int((value * 1_000_000).rounded())
-        let fraction = String(micro % 1_000_000)
-        return "\(micro / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
-    }
-
-    private func makeDirectories(_ path: String) throws(CalibrationError) {
-        var partial = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            partial += "/" + component
-            if mkdir(partial, 0o755) != 0, errno != EEXIST {
-                throw .sensor(path: partial, problem: "cannot make the directory: \(String(cString: strerror(errno)))")
-            }
-        }
-    }
-
-    private func put(_ path: String, _ text: String) throws(CalibrationError) {
-        do { try writeFileAtomically(Array(text.utf8), toPath: path) } catch {
-            throw .sensor(path: path, problem: "\(error)")
-        }
-    }
-
-    private func removeTree(_ path: String) {
-        for entry in directoryEntries(atPath: path) {
-            let child = path + "/" + entry
-            var info = stat()
-            if lstat(child, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { removeTree(child) } else { unlink(child) }
-        }
-        rmdir(path)
+        try files.put(boardFile, preset.board + "\n")
     }
 
     // MARK: - The world
@@ -191,26 +156,22 @@ public final class SimulatedBench: Sendable {
     private func world(watch: Int32) {
         var random = SeededRandom(seed: seed &+ 0x5EED)
         var actuator = preset.makeActuator(random: &random)
-        let sensor = preset.sensor
         var clock = HapticInstant.monotonicNow().seconds
         var waveform = readWaveform(previous: .low, now: clock)
         driveLog.withLock { $0.append((clock, waveform)) }
-        var nextConversion = clock + sensor.nextInterval(random: &random)
+        var conversions = SensorConversions(files: files, seed: seed &+ 0x5EED &+ 1, from: clock)
         var events = [UInt8](repeating: 0, count: 4096)
-        // The sensor's filter: each conversion is the mean acceleration since the one before,
-        // integrated over steps of at most 50 µs (an H-bridge's narrowest pulses are ~80 µs).
-        var sum = SIMD3<Double>.zero, span = 0.0
+        // Steps of at most 50 µs (an H-bridge's narrowest pulses are ~80 µs).
         func advance(to time: Double) {
             while clock < time {
                 let next = min(clock + 50e-6, time)
                 actuator.advance(from: clock, to: next, drive: waveform)
-                sum += actuator.acceleration * (next - clock)
-                span += next - clock
+                conversions.accumulate(actuator.acceleration, over: next - clock)
                 clock = next
             }
         }
         while running.load(ordering: .acquiring) {
-            let wait = max(nextConversion - HapticInstant.monotonicNow().seconds, 0)
+            let wait = max(conversions.next - HapticInstant.monotonicNow().seconds, 0)
             // select, for its microsecond timeout (Glibc's module leaves out the GNU ppoll).
             var watched = fd_set()
             withUnsafeMutableBytes(of: &watched) { raw in
@@ -220,13 +181,9 @@ public final class SimulatedBench: Sendable {
             let ready = select(watch + 1, &watched, nil, nil, &timeout)
             let now = HapticInstant.monotonicNow().seconds
             // Conversions due before now happen under the drive that held until now.
-            while nextConversion <= now {
-                advance(to: nextConversion)
-                let mean = span > 0 ? sum / span : actuator.acceleration
-                sum = .zero
-                span = 0
-                if random.uniform() >= sensor.dropProbability { writeConversion(sensor.counts(for: mean, random: &random)) }
-                nextConversion += sensor.nextInterval(random: &random)
+            while conversions.next <= now {
+                advance(to: conversions.next)
+                conversions.convert(current: actuator.acceleration)
             }
             if ready > 0 {
                 while events.withUnsafeMutableBytes({ read(watch, $0.baseAddress, $0.count) }) > 0 {}
@@ -240,20 +197,6 @@ public final class SimulatedBench: Sendable {
                     }
                 }
             }
-        }
-    }
-
-    private func writeConversion(_ counts: SIMD3<Int>) {
-        for (axis, value) in zip(["x", "y", "z"], [counts.x, counts.y, counts.z]) {
-            // Written whole and renamed over, so a reader never sees half a number (no fsync: a
-            // sensor's register does not survive a crash either).
-            let path = sensorDirectory + "/in_accel_\(axis)_raw", temporary = sensorDirectory + "/.in_accel_\(axis)_raw"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { continue }
-            let bytes = Array("\(value)\n".utf8)
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            close(descriptor)
-            if written == bytes.count { rename(temporary, path) }
         }
     }
 }

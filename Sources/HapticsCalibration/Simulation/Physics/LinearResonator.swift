@@ -108,10 +108,6 @@ public struct LinearResonator: BenchActuator {
 
     // Runs tens of thousands of times per simulated second, in debug builds too: Double locals only.
     public mutating func advance(from start: Double, to end: Double, drive: PWMWaveform) {
-        let supply = parameters.supplyVoltage, resistance = parameters.resistance, bl = parameters.forceFactor
-        let mass = parameters.movingMass, stiffness = parameters.stiffness, hardening = parameters.hardening
-        let damping = parameters.mechanicalDamping + bl * bl / resistance
-        var x = position, v = velocity, a = massAcceleration
         var time = start
         var level = drive.level(at: time)
         while time < end {
@@ -125,23 +121,44 @@ public struct LinearResonator: BenchActuator {
                 time = level.until
                 continue
             }
-            // The coil's back-EMF current is folded into `damping`; the supply adds Bl·V/R.
-            let force = level.high ? bl * supply / resistance : 0
-            // Classical Runge–Kutta on x'' = (F − c·x' − k·(1 + β·x²)·x)/m.
-            let a1 = (force - damping * v - stiffness * (1 + hardening * x * x) * x) / mass
-            let x2 = x + 0.5 * h * v, v2 = v + 0.5 * h * a1
-            let a2 = (force - damping * v2 - stiffness * (1 + hardening * x2 * x2) * x2) / mass
-            let x3 = x + 0.5 * h * v2, v3 = v + 0.5 * h * a2
-            let a3 = (force - damping * v3 - stiffness * (1 + hardening * x3 * x3) * x3) / mass
-            let x4 = x + h * v3, v4 = v + h * a3
-            let a4 = (force - damping * v4 - stiffness * (1 + hardening * x4 * x4) * x4) / mass
-            x += h * (v + 2 * v2 + 2 * v3 + v4) / 6
-            v += h * (a1 + 2 * a2 + 2 * a3 + a4) / 6
-            a = (force - damping * v - stiffness * (1 + hardening * x * x) * x) / mass
+            // While low, the bridge shorts the coil: no voltage, the back-EMF still damps.
+            step(h, voltage: level.high ? parameters.supplyVoltage : 0)
             time = stepEnd
         }
-        position = x
-        velocity = v
-        massAcceleration = a
+    }
+
+    /// Advances by `duration` seconds with `voltage` volts across the coil from a linear amplifier
+    /// (a voltage source: the coil's back-EMF damps the mass through it, as through a shorted
+    /// bridge), in steps of at most 50 µs. A sound card's sample held for its period is such a drive.
+    public mutating func advance(by duration: Double, voltage: Double) {
+        var left = duration
+        while left > 0 {
+            let h = left < maximumStep ? left : maximumStep
+            step(h, voltage: voltage)
+            left -= h
+        }
+    }
+
+    /// One classical Runge–Kutta step of `h` seconds on x'' = (F − c·x' − k·(1 + β·x²)·x)/m, with
+    /// `voltage` across the coil: the coil's back-EMF current is folded into the damping, the
+    /// voltage adds Bl·V/R.
+    private mutating func step(_ h: Double, voltage: Double) {
+        let resistance = parameters.resistance, bl = parameters.forceFactor
+        let mass = parameters.movingMass, stiffness = parameters.stiffness, hardening = parameters.hardening
+        let damping = parameters.mechanicalDamping + bl * bl / resistance
+        let force = bl * voltage / resistance
+        let x = position, v = velocity
+        let a1 = (force - damping * v - stiffness * (1 + hardening * x * x) * x) / mass
+        let x2 = x + 0.5 * h * v, v2 = v + 0.5 * h * a1
+        let a2 = (force - damping * v2 - stiffness * (1 + hardening * x2 * x2) * x2) / mass
+        let x3 = x + 0.5 * h * v2, v3 = v + 0.5 * h * a2
+        let a3 = (force - damping * v3 - stiffness * (1 + hardening * x3 * x3) * x3) / mass
+        let x4 = x + h * v3, v4 = v + h * a3
+        let a4 = (force - damping * v4 - stiffness * (1 + hardening * x4 * x4) * x4) / mass
+        let newX = x + h * (v + 2 * v2 + 2 * v3 + v4) / 6
+        let newV = v + h * (a1 + 2 * a2 + 2 * a3 + a4) / 6
+        position = newX
+        velocity = newV
+        massAcceleration = (force - damping * newV - stiffness * (1 + hardening * newX * newX) * newX) / mass
     }
 }
