@@ -1,5 +1,6 @@
 import Haptics
 import HapticsSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -156,5 +157,68 @@ struct SensorConversions {
         let sensor = files.sensor
         if random.uniform() >= sensor.dropProbability { files.writeConversion(sensor.counts(for: mean, random: &random)) }
         next += sensor.nextInterval(random: &random)
+    }
+}
+
+/// The thread a bench's world runs on. The bench is the physical world: it must follow a write
+/// when the write is made, however busy the code under test keeps the machine, so it runs above
+/// every real-time thread of that code (the engine's scheduler and the sample stream 20, the GPIO
+/// watchdog 21).
+final class BenchWorld: Sendable {
+    private let running = Atomic<Bool>(false)
+    private let worker = Mutex<PosixThread?>(nil)
+
+    /// Whether the world should go on (its loop's condition).
+    var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Starts the world: `open` makes what it needs (descriptors), `world` runs on the thread and
+    /// `close` releases them after it, or at once when the thread cannot start. Does nothing when
+    /// the world already runs.
+    /// - Throws: what `open` throws, or ``CalibrationError/sensor(path:problem:)`` naming `directory`.
+    func start<Resources: Sendable>(
+        directory: String, open: () throws(CalibrationError) -> Resources, world: @escaping @Sendable (Resources) -> Void,
+        close: @escaping @Sendable (Resources) -> Void
+    ) throws(CalibrationError) {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let resources: Resources
+        do throws(CalibrationError) { resources = try open() } catch {
+            running.store(false, ordering: .releasing)
+            throw error
+        }
+        do {
+            let thread = try PosixThread.start(name: "haptics-bench") {
+                PosixThread.requestRealtimeForCurrentThread(priority: 30)
+                world(resources)
+                close(resources)
+            }
+            worker.withLock { $0 = thread }
+        } catch {
+            close(resources)
+            running.store(false, ordering: .releasing)
+            throw .sensor(path: directory, problem: "\(error)")
+        }
+    }
+
+    /// Waits until `descriptor` can be read or the monotonic clock reads `deadline` (seconds);
+    /// whether it can be read. Through select, for its microsecond timeout (Glibc's module leaves
+    /// out the GNU ppoll).
+    static func waitReadable(_ descriptor: Int32, until deadline: Double) -> Bool {
+        let wait = max(deadline - HapticInstant.monotonicNow().seconds, 0)
+        var watched = fd_set()
+        withUnsafeMutableBytes(of: &watched) { raw in
+            raw.bindMemory(to: UInt.self)[Int(descriptor) / UInt.bitWidth] |= 1 << (UInt(descriptor) % UInt(UInt.bitWidth))
+        }
+        var timeout = timeval(tv_sec: Int(wait), tv_usec: Int((wait - Double(Int(wait))) * 1e6))
+        return select(descriptor + 1, &watched, nil, nil, &timeout) > 0
+    }
+
+    /// Stops the world and waits for its thread.
+    func stop() {
+        running.store(false, ordering: .releasing)
+        let thread = worker.withLock { thread -> PosixThread? in
+            defer { thread = nil }
+            return thread
+        }
+        thread?.join()
     }
 }

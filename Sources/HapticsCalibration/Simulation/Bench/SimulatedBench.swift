@@ -47,8 +47,7 @@ public final class SimulatedBench: Bench {
 
     private let files: BenchFiles
     private let seed: UInt64
-    private let running = Atomic<Bool>(false)
-    private let worker = Mutex<PosixThread?>(nil)
+    private let runner = BenchWorld()
     private let driveLog = Mutex<[(time: Double, waveform: PWMWaveform)]>([])
 
     /// Lays the bench out in a new directory under `parent` (by default `/dev/shm`, a memory file
@@ -70,40 +69,23 @@ public final class SimulatedBench: Bench {
     /// Starts following the PWM and writing the sensor.
     /// - Throws: ``CalibrationError/sensor(path:problem:)`` when inotify or the thread cannot start.
     public func start() throws(CalibrationError) {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard watch >= 0, inotify_add_watch(watch, channelDirectory, UInt32(IN_CLOSE_WRITE)) >= 0 else {
-            let code = errno
-            if watch >= 0 { close(watch) }
-            running.store(false, ordering: .releasing)
-            throw .sensor(path: channelDirectory, problem: "cannot watch the PWM channel: \(String(cString: strerror(code)))")
-        }
-        do {
-            let thread = try PosixThread.start(name: "haptics-bench") { [self] in
-                // The bench is the physical world: it must follow a write when the write is made,
-                // however busy the code under test keeps the machine, so it runs above every
-                // real-time thread of that code (the engine's scheduler 20, the GPIO watchdog 21).
-                PosixThread.requestRealtimeForCurrentThread(priority: 30)
-                world(watch: watch)
-                close(watch)
-            }
-            worker.withLock { $0 = thread }
-        } catch {
-            close(watch)
-            running.store(false, ordering: .releasing)
-            throw .sensor(path: directory, problem: "\(error)")
-        }
+        let channel = channelDirectory
+        try runner.start(
+            directory: directory,
+            open: { () throws(CalibrationError) -> Int32 in
+                let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+                guard watch >= 0, inotify_add_watch(watch, channel, UInt32(IN_CLOSE_WRITE)) >= 0 else {
+                    let code = errno
+                    if watch >= 0 { close(watch) }
+                    throw .sensor(path: channel, problem: "cannot watch the PWM channel: \(String(cString: strerror(code)))")
+                }
+                return watch
+            },
+            world: { [self] watch in world(watch: watch) }, close: { watch in _ = close(watch) })
     }
 
     /// Stops the world (the files stay as they are).
-    public func stop() {
-        running.store(false, ordering: .releasing)
-        let thread = worker.withLock { thread -> PosixThread? in
-            defer { thread = nil }
-            return thread
-        }
-        thread?.join()
-    }
+    public func stop() { runner.stop() }
 
     /// Removes the bench's directory (after ``stop()``).
     public func remove() {
@@ -170,22 +152,15 @@ public final class SimulatedBench: Bench {
                 clock = next
             }
         }
-        while running.load(ordering: .acquiring) {
-            let wait = max(conversions.next - HapticInstant.monotonicNow().seconds, 0)
-            // select, for its microsecond timeout (Glibc's module leaves out the GNU ppoll).
-            var watched = fd_set()
-            withUnsafeMutableBytes(of: &watched) { raw in
-                raw.bindMemory(to: UInt.self)[Int(watch) / UInt.bitWidth] |= 1 << (UInt(watch) % UInt(UInt.bitWidth))
-            }
-            var timeout = timeval(tv_sec: Int(wait), tv_usec: Int((wait - Double(Int(wait))) * 1e6))
-            let ready = select(watch + 1, &watched, nil, nil, &timeout)
+        while runner.isRunning {
+            let ready = BenchWorld.waitReadable(watch, until: conversions.next)
             let now = HapticInstant.monotonicNow().seconds
             // Conversions due before now happen under the drive that held until now.
             while conversions.next <= now {
                 advance(to: conversions.next)
                 conversions.convert(current: actuator.acceleration)
             }
-            if ready > 0 {
+            if ready {
                 while events.withUnsafeMutableBytes({ read(watch, $0.baseAddress, $0.count) }) > 0 {}
                 advance(to: now)
                 let next = readWaveform(previous: waveform, now: now)

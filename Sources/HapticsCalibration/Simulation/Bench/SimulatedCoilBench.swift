@@ -63,8 +63,7 @@ public final class SimulatedCoilBench: Bench {
 
     private let files: BenchFiles
     private let seed: UInt64
-    private let running = Atomic<Bool>(false)
-    private let worker = Mutex<PosixThread?>(nil)
+    private let runner = BenchWorld()
     private let played = Mutex(CardOutput())
 
     /// Lays the bench out in a new directory under `parent` (by default `/dev/shm`); `seed` fixes
@@ -91,45 +90,31 @@ public final class SimulatedCoilBench: Bench {
     /// Starts reading the card's output and writing the sensor.
     /// - Throws: ``CalibrationError/sensor(path:problem:)`` when the pipe or the thread cannot be opened.
     public func start() throws(CalibrationError) {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        // The reading end first (a pipe's writing end opens without blocking only once it has a
-        // reader), then a writing end the bench holds itself, so the pipe never reads as closed
-        // while the backend has its PCM closed: alsa-lib opens it when the PCM opens.
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        let holder = reader >= 0 ? open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1
-        guard reader >= 0, holder >= 0 else {
-            let code = errno
-            if reader >= 0 { close(reader) }
-            running.store(false, ordering: .releasing)
-            throw .sensor(path: fifo, problem: "cannot open the card's pipe: \(String(cString: strerror(code)))")
-        }
-        do {
-            let thread = try PosixThread.start(name: "haptics-bench") { [self] in
-                // The physical world runs above every real-time thread of the code under test
-                // (the sample stream 20), as on the GPIO bench.
-                PosixThread.requestRealtimeForCurrentThread(priority: 30)
-                world(reader: reader)
-                close(reader)
-                close(holder)
-            }
-            worker.withLock { $0 = thread }
-        } catch {
-            close(reader)
-            close(holder)
-            running.store(false, ordering: .releasing)
-            throw .sensor(path: directory, problem: "\(error)")
-        }
+        let fifo = self.fifo
+        try runner.start(
+            directory: directory,
+            open: { () throws(CalibrationError) -> (reader: Int32, holder: Int32) in
+                // The reading end first (a pipe's writing end opens without blocking only once it
+                // has a reader), then a writing end the bench holds itself, so the pipe never reads
+                // as closed while the backend has its PCM closed: alsa-lib opens it with the PCM.
+                let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+                let holder = reader >= 0 ? open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1
+                guard reader >= 0, holder >= 0 else {
+                    let code = errno
+                    if reader >= 0 { close(reader) }
+                    throw .sensor(path: fifo, problem: "cannot open the card's pipe: \(String(cString: strerror(code)))")
+                }
+                return (reader, holder)
+            },
+            world: { [self] pipe in world(reader: pipe.reader) },
+            close: { pipe in
+                close(pipe.reader)
+                close(pipe.holder)
+            })
     }
 
     /// Stops the world (the files stay as they are).
-    public func stop() {
-        running.store(false, ordering: .releasing)
-        let thread = worker.withLock { thread -> PosixThread? in
-            defer { thread = nil }
-            return thread
-        }
-        thread?.join()
-    }
+    public func stop() { runner.stop() }
 
     /// Removes the bench's directory (after ``stop()``).
     public func remove() {
@@ -207,20 +192,14 @@ public final class SimulatedCoilBench: Bench {
             }
         }
 
-        while running.load(ordering: .acquiring) {
-            let wait = max(conversions.next - HapticInstant.monotonicNow().seconds, 0)
-            var watched = fd_set()
-            withUnsafeMutableBytes(of: &watched) { raw in
-                raw.bindMemory(to: UInt.self)[Int(reader) / UInt.bitWidth] |= 1 << (UInt(reader) % UInt(UInt.bitWidth))
-            }
-            var timeout = timeval(tv_sec: Int(wait), tv_usec: Int((wait - Double(Int(wait))) * 1e6))
-            let ready = select(reader + 1, &watched, nil, nil, &timeout)
+        while runner.isRunning {
+            let ready = BenchWorld.waitReadable(reader, until: conversions.next)
             let now = HapticInstant.monotonicNow().seconds
             while conversions.next <= now {
                 advance(to: conversions.next)
                 conversions.convert(current: coil.acceleration)
             }
-            guard ready > 0 else { continue }
+            guard ready else { continue }
             advance(to: now)
             var block: [Double] = []
             while true {
