@@ -67,13 +67,19 @@ struct BenchFiles: Sendable {
         }
         directory = String(cString: made)
         self.sensor = sensor
-        try makeDirectories(sensorDirectory)
-        try put(sensorDirectory + "/name", "adxl345\n")
-        try put(sensorDirectory + "/in_accel_scale", "\(Self.formatScale(sensor.scale))\n")
-        try put(sensorDirectory + "/in_accel_sampling_frequency", "\(Int(sensor.outputDataRate.rounded())).000000\n")
-        var random = SeededRandom(seed: seed)
-        let rest = sensor.counts(for: .zero, random: &random)
-        for (axis, value) in zip(["x", "y", "z"], [rest.x, rest.y, rest.z]) { try put(sensorDirectory + "/in_accel_\(axis)_raw", "\(value)\n") }
+        do throws(CalibrationError) {
+            try makeDirectories(sensorDirectory)
+            try put(sensorDirectory + "/name", "adxl345\n")
+            try put(sensorDirectory + "/in_accel_scale", "\(Self.formatScale(sensor.scale))\n")
+            try put(sensorDirectory + "/in_accel_sampling_frequency", "\(Int(sensor.outputDataRate.rounded())).000000\n")
+            var random = SeededRandom(seed: seed)
+            let rest = sensor.counts(for: .zero, random: &random)
+            for (axis, value) in zip(["x", "y", "z"], [rest.x, rest.y, rest.z]) { try put(sensorDirectory + "/in_accel_\(axis)_raw", "\(value)\n") }
+        } catch {
+            // Nothing half laid out is left behind.
+            remove()
+            throw error
+        }
     }
 
     private static func formatScale(_ value: Double) -> String {
