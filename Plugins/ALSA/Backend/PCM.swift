@@ -124,8 +124,10 @@ final class PCM: @unchecked Sendable {
             pacedSince = nil
             return SamplesWritten(underruns: underruns, delayFrames: Int(delay))
         }
-        // No clock of its own: paced like a card, and its delay is the card's it stands in for.
-        return SamplesWritten(underruns: underruns, delayFrames: pace(frames))
+        // No clock of its own (alsa-lib's `null` and `file` report a delay of 0): paced like a card,
+        // and its delay is the card's it stands in for. A PCM that cannot tell is paced, and says so.
+        let paced = pace(frames)
+        return SamplesWritten(underruns: underruns, delayFrames: known ? paced : nil)
     }
 
     /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes
