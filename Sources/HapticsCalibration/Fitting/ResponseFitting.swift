@@ -186,8 +186,8 @@ public enum ResponseFitting {
         // more than the noise), and no start is stated. With one, a start threshold may sit above
         // where the running curve starts, and the silent drives count as noise only.
         let silentOnCurve = down.isEmpty
-        let floor = max(noiseFloor, largest * 1e-4)
-        let quiet = 3 * floor
+        let noise = max(noiseFloor, largest * 1e-4)
+        let quiet = 3 * noise
         let startChoices = [0] + Array(1...up.count).filter { k in up[..<k].allSatisfy { $0.output < quiet } && k < up.count - 1 }
         let stopChoices = down.isEmpty ? [0] : [0] + Array(1...down.count).filter { j in down[..<j].allSatisfy { $0.output < quiet } }
 
@@ -195,6 +195,7 @@ public enum ResponseFitting {
             var cost: Double
             var start: Int, stop: Int
             var deadZone: Double, exponent: Double, saturation: Double?, fullScale: Double
+            var floor: Double
         }
         // The best split and curve with and without a saturation, each refined, then compared.
         var best: [Bool: Candidate] = [:]
@@ -203,6 +204,13 @@ public enum ResponseFitting {
                 let moving = Array(up[start...]) + Array(down[stop...])
                 let silent = Array(up[..<start]) + Array(down[..<stop])
                 guard moving.count >= 2, moving.contains(where: { $0.output > quiet }) else { continue }
+                // A motor's drives that did not turn it read the noise as it is with the drive on: pooled
+                // with the reading at drive 0 (in power), they give the floor the moving points are read
+                // against. One reading alone was 7 % under the stalled coin ERMs' (their drive's torque
+                // pulses shake the housing a little), and every running reading near the stop then
+                // looked like output, which pulled the curve's origin, its stop, 0.03 low.
+                let floor = silentOnCurve
+                    ? noise : max(((noise * noise + silent.map { $0.output * $0.output }.reduce(0, +)) / Double(silent.count + 1)).squareRoot(), largest * 1e-4)
                 var silentCost = 0.0
                 for point in silent where !silentOnCurve {
                     let error = log(max(point.output, floor * 0.1)) - log(floor)
@@ -220,7 +228,7 @@ public enum ResponseFitting {
                     else { continue }
                     let candidate = Candidate(
                         cost: found.cost + silentCost, start: start, stop: stop, deadZone: found.deadZone, exponent: found.exponent, saturation: saturation,
-                        fullScale: found.fullScale)
+                        fullScale: found.fullScale, floor: floor)
                     let family = saturation != nil
                     if best[family] == nil || candidate.cost < best[family]!.cost { best[family] = candidate }
                 }
@@ -228,7 +236,7 @@ public enum ResponseFitting {
         }
         func refine(_ candidate: Candidate) -> Candidate {
             let moving = Array(up[candidate.start...]) + Array(down[candidate.stop...])
-            let search = CurveSearch(points: moving, quiet: silentOnCurve ? Array(up[..<candidate.start]) : [], floor: floor)
+            let search = CurveSearch(points: moving, quiet: silentOnCurve ? Array(up[..<candidate.start]) : [], floor: candidate.floor)
             let lowest = moving.map(\.input).min()!
             let deadZones = stride(from: candidate.deadZone - 0.04, through: candidate.deadZone + 0.04, by: 0.002).filter {
                 $0 >= lowestStart && $0 < lowest - 0.001
@@ -253,6 +261,7 @@ public enum ResponseFitting {
         if let bent, let plain, bent.cost < 0.7 * plain.cost { chosen = bent }
 
         let moving = Array(up[chosen.start...]) + Array(down[chosen.stop...])
+        let floor = chosen.floor
         // The start: the first drive that clearly moved it from rest (more than the noise, as for
         // the running points below). One at the noise may or may not have, and the renderer kicks
         // a sustained vibration to this drive to start it. Only where a running sweep was made: without
@@ -262,16 +271,26 @@ public enum ResponseFitting {
         let start = chosen.start > 0 && !silentOnCurve ? (clearly ?? up[chosen.start].input) : nil
         // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
         // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
+        // The stop: the lowest drive a running actuator was seen turning at (clearly more than the
+        // noise, and than the same drive from rest unless that started it too), counted from the
+        // highest running drive down and only while each one turned: a motor stepped down that has
+        // stalled stays stalled, so a lone reading over the threshold under a silent one is noise
+        // (one CI run took a coin ERM's stop at 0.045 that way, truth 0.110). It may really run a
+        // little lower, where its output sinks into the sensor's noise, but never lower than seen:
+        // a stop under the real one would let a faint sustained vibration stall, silently. The
+        // curve's origin (where a motor's speed, running, sinks to nothing) is extrapolated, and one
+        // CI run put it 0.041–0.048 under the truth. Only where no running drive turned it, the
+        // curve's origin stands for the stop.
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
-        let running = down.filter { point in
-            point.output * point.output > 1.6 * floor * floor && point.output > 1.3 * (fromRest[point.input] ?? floor)
+        func clear(_ output: Double) -> Bool { output * output > 1.6 * floor * floor }
+        let turning = down.reversed().prefix { point in
+            guard clear(point.output) else { return false }
+            guard let rest = fromRest[point.input] else { return point.output > 1.3 * floor }
+            return clear(rest) || point.output > 1.3 * rest
         }
         var fit = AmplitudeFit(
             deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,
-            // The stop: the lowest drive a running actuator was seen turning at; where none was
-            // (its output there under the sensor's noise), where its running curve starts, which
-            // for a motor is where running friction stops it.
-            startDrive: start, stopDrive: start.map { start in min(running.map(\.input).min() ?? max(chosen.deadZone, 0), start) })
+            startDrive: start, stopDrive: start.map { start in min(turning.last?.input ?? max(chosen.deadZone, 0), start) })
         let predicted = moving.map { point -> Double in
             let value = fit.output(atDrive: point.input)
             return (value * value + floor * floor).squareRoot()

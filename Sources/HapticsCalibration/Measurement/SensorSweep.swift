@@ -284,7 +284,14 @@ struct SensorSweep<Source: VibrationSensorSource> {
         if description.frequencyRange == nil, let highestSilent = silent.max(), let timing = measurement.timing,
             measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
         {
-            let fine = stride(from: highestSilent, to: 0, by: -top / 40).map { $0 }
+            // From a step under the lowest drive that started it: between there and the highest silent
+            // drive it may still turn once running (the hysteresis), with output near the noise, and
+            // those readings are what pins where its running curve starts. From the highest silent
+            // drive only, a coin ERM's running sweep saw nothing (its running output there is a tenth
+            // of the noise) and its stop was the curve's origin extrapolated from the points over the
+            // start: 0.124 and 0.069 in one CI run against 0.172 and 0.110.
+            let lowestMoving = measurement.amplitude.filter { $0.input > highestSilent && $0.output > floor }.map(\.input).min()!
+            let fine = stride(from: lowestMoving - top / 40, to: 0, by: -top / 40).map { $0 }
             let steps = Set(drives.filter { $0 > 0 && $0 <= highestSilent } + fine.filter { $0 > 1e-9 })
             measurement.runningAmplitude = try runningSweep(
                 drives: steps.sorted(by: >), channel: description, frequency: measurement.amplitudeFrequency, timing: timing, probe: probe, noise: noise)
@@ -325,19 +332,23 @@ struct SensorSweep<Source: VibrationSensorSource> {
     ) throws(CalibrationError) -> [ResponsePoint] {
         // A step down is a partial stop: it takes up to the fall time to settle, then a window.
         let step = 2 * max(timing.rise, timing.fall ?? timing.rise) + plan.steadyWindow + 0.02
-        let perDrive = max(Int(((longestTone - step) / step).rounded(.down)), 1)
+        // Each continuous drive starts at the largest steady drive (to break the motor away), then
+        // holds its first step for two: from full speed down to one near the stop is most of a full
+        // stop, and in one step a gamepad motor still read 10–30 % over its running output there,
+        // which bent the running curve.
+        let perDrive = max(Int(((longestTone - 2 * step) / step).rounded(.down)), 1)
         let sharpness = ChannelProbe.sharpness(for: frequency, channel: channel)
         var points: [ResponsePoint] = []
         var index = 0
         while index < drives.count {
             let chunk = Array(drives[index..<min(index + perDrive, drives.count)])
-            // Start at the largest steady drive, then step down.
-            let stimulus = Stimulus.staircase(intensities: [largestSteadyDrive] + chunk, sharpness: sharpness, step: step)
+            // Start at the largest steady drive, then step down, the first step held for two.
+            let stimulus = Stimulus.staircase(intensities: [largestSteadyDrive, chunk[0]] + chunk, sharpness: sharpness, step: step)
             guard let trace = try source.capture([stimulus], profile: probe, phase: "\(channel.name): running sweep", progress: progress).first else {
                 throw .measurement("no trace for the running sweep")
             }
             for (offset, drive) in chunk.enumerated() {
-                let end = Double(offset + 2) * step
+                let end = Double(offset + 3) * step
                 points.append(ResponsePoint(input: drive, output: trace.amplitude(from: end - plan.steadyWindow, to: end)))
             }
             index += chunk.count
