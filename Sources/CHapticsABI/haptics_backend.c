@@ -26,4 +26,6 @@ HAPTICS_PIN(sizeof(haptics_device_info_v1) == 592);
 HAPTICS_PIN(sizeof(haptics_samples_v1) == 24 + sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_samples_v1, delay_frames) == 16 + sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, write_samples) == 40 + 11 * sizeof(void *));
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 12 * sizeof(void *));
+/* 1.5 */
+HAPTICS_PIN(offsetof(haptics_backend_v1, wait_samples) == 40 + 12 * sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 13 * sizeof(void *));

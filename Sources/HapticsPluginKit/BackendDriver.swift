@@ -50,6 +50,12 @@ extension DeviceDriver {
     public func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten {
         throw BackendFailure(code: EOPNOTSUPP, "this device takes drive frames, not samples")
     }
+
+    /// By default a device does not offer the wait (ABI 1.5): the host then renders just in time
+    /// by its own clock and lets ``writeSamples(_:)`` block.
+    public func waitForSamples(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int {
+        throw BackendFailure(code: EOPNOTSUPP, "this device does not wait for room in its buffer")
+    }
 }
 
 /// What a device did with a block of samples.
@@ -105,6 +111,10 @@ public protocol DeviceDriver: AnyObject, Sendable {
     /// Queues a block of samples on an awake device that takes them (``DeviceSpec/sampleStream``),
     /// blocking while its buffer is full. The default refuses: the device takes frames.
     func writeSamples(_ block: SampleBlock) throws(BackendFailure) -> SamplesWritten
+    /// Blocks until an awake device that takes samples can queue `frames` frames without blocking,
+    /// or `timeoutNanoseconds` have passed; returns the frames it can queue at once (ABI 1.5's
+    /// `wait_samples`). The default refuses with EOPNOTSUPP: the host then does without.
+    func waitForSamples(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int
     /// Stops, sleeps and releases the device. Called exactly once.
     func close()
 }

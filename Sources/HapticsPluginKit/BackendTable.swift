@@ -132,6 +132,13 @@ public func fillBackendTable(
             return rc == 0 ? Int32(clamping: written.underruns) : rc
         }
     }
+    filled.wait_samples = { handle, frames, timeout in
+        DeviceBox.with(handle) { box in
+            var room = 0
+            let rc = box.run { () throws(BackendFailure) in room = try box.driver.waitForSamples(frames: Int(frames), timeoutNanoseconds: timeout) }
+            return rc == 0 ? Int32(clamping: room) : rc
+        }
+    }
     withUnsafeBytes(of: &filled) { source in
         UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
     }

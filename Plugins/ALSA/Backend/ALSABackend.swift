@@ -267,6 +267,10 @@ final class ALSADevice: DeviceDriver, LosableDevice {
         try with { pcm throws(BackendFailure) in try pcm.write(block) }
     }
 
+    func waitForSamples(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int {
+        try with { pcm throws(BackendFailure) in try pcm.wait(frames: frames, timeoutNanoseconds: timeoutNanoseconds) }
+    }
+
     func close() {
         pcm.withLock { open in
             open?.close()

@@ -69,6 +69,10 @@
  *        renders patterns into samples for such a device and never calls its
  *        `submit`; a host older than 1.4 drives it with frames, which a sample
  *        backend may refuse with -EOPNOTSUPP.
+ *   1.5  `wait_samples` appended to `haptics_backend_v1` (optional): the host
+ *        waits for room in the device's buffer, then renders and writes a block
+ *        that does not block, so a stream wakes once per period. A host that
+ *        does not call it, and a backend that lacks it, work as in 1.4.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -395,6 +399,18 @@ typedef struct haptics_backend_v1 {
      * negative errno value (-EOPNOTSUPP: the device takes frames). Sets `block->delay_frames`.
      */
     int (* _Nullable write_samples)(void * _Nullable device, haptics_samples_v1 * _Nonnull block);
+
+    /* ---- ABI 1.5: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Blocks until an awake device that takes samples can queue `frame_count` frames without
+     * blocking (the device's clock frees them; a device with no clock of its own is paced by the
+     * backend here instead of in `write_samples`), or until `timeout_ns` nanoseconds have passed.
+     * Returns the frames that can be queued at once (fewer than `frame_count` after the timeout),
+     * or a negative errno value (-EOPNOTSUPP: the device takes frames). An underrun it meets is
+     * recovered from and counted in the next `write_samples`' return.
+     */
+    int (* _Nullable wait_samples)(void * _Nullable device, uint32_t frame_count, uint64_t timeout_ns);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

@@ -7,6 +7,8 @@ public enum DeviceOperation: String, Sendable, Hashable {
     case enumerate, open, wake, sleep, submit, stop
     /// `write_samples`: a block of samples for a device that takes them.
     case writeSamples = "write_samples"
+    /// `wait_samples`: waiting for room in a sample device's buffer.
+    case waitSamples = "wait_samples"
 }
 
 /// Why a device could not be found, opened or driven. Each case names the device and the fix.

@@ -71,6 +71,14 @@ public final class Backend: @unchecked Sendable {
         return table.write_samples
     }
 
+    /// The plugin's `wait_samples`, when its table has one (ABI 1.5).
+    var waitSamplesFunction: (@convention(c) (UnsafeMutableRawPointer?, UInt32, UInt64) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.wait_samples),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.wait_samples
+    }
+
     /// What the plugin says about `id` beyond its listing, or nil (a 1.0 plugin, or `describe` failed).
     func info(forDevice id: String) -> haptics_device_info_v1? {
         guard let describe = describeFunction else { return nil }

@@ -1,4 +1,7 @@
 import CHapticsABI
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// An opened plugin device: the one owner of its C handle, which it closes exactly once.
@@ -45,6 +48,7 @@ public final class PluginActuator: Actuator {
         let owned = OpenHandle(handle)
         self.handle = owned
         let write = backend.writeSamplesFunction!
+        let waitSamples = backend.waitSamplesFunction
         let id = description.id
         let channelCount = description.channels.count
         let failed = failureHandler
@@ -59,6 +63,17 @@ public final class PluginActuator: Actuator {
                     let rc = write(open.pointer, &block)
                     guard rc >= 0 else { return .failure(backend.failure(.writeSamples, code: rc, device: open.pointer, deviceID: id)) }
                     return .success(SampleStream.Written(underruns: Int(rc), delayFrames: block.delay_frames >= 0 ? Int(block.delay_frames) : nil))
+                }
+            },
+            wait: waitSamples.map { waitSamples -> SampleStream.Waiter in
+                { frames, timeout in
+                    owned.state.withLock { state -> Result<Bool, DeviceError> in
+                        guard let open = state else { return .failure(.closed(deviceID: id)) }
+                        let rc = waitSamples(open.pointer, UInt32(frames), timeout)
+                        if rc == -EOPNOTSUPP { return .success(false) }
+                        guard rc >= 0 else { return .failure(backend.failure(.waitSamples, code: rc, device: open.pointer, deviceID: id)) }
+                        return .success(true)
+                    }
                 }
             },
             failed: { failed($0) })

@@ -8,9 +8,13 @@ import Synchronization
 ///
 /// Timing: every frame is felt a constant ``latency`` (the buffer and a millisecond) after it was
 /// meant, and frames keep their spacing to the sample, however late this thread runs. The thread
-/// renders each block just in time: once the device's clock is known, it sleeps until a period
+/// renders each block just in time. Where the backend offers `wait_samples` (ABI 1.5), it waits
+/// there until a period has freed in the device's buffer (ALSA's own wait on the card), then takes
+/// the frames posted meanwhile, renders and writes a block that does not block: one wake-up per
+/// period. Otherwise, once the device's clock is known, it sleeps until a period
 /// is about to free in the device's buffer (``renderSlack`` before), and only then takes the
-/// frames posted meanwhile, renders and writes. Rendered before blocking in the write, a frame
+/// frames posted meanwhile, renders and writes (two wake-ups: the timer, and the write's wait for
+/// the last of the period). Rendered before blocking in the write, a frame
 /// that came just after a render would wait a whole period more (the buffer and a period: the
 /// worst case of a bare client that renders, then blocks). After each
 /// write the backend says how much the device holds (ALSA's delay), which tells when the stream's
@@ -32,6 +36,10 @@ final class SampleStream: Sendable {
     /// underruns recovered and the frames then queued in the device (nil: it cannot tell), or the failure.
     typealias Writer = @Sendable (UnsafeBufferPointer<Float>, Int, UInt64) -> Result<Written, DeviceError>
 
+    /// Waits until the device can take a number of frames without blocking, or a timeout in
+    /// nanoseconds: true when it waited, false when the backend does not offer the wait, or the failure.
+    typealias Waiter = @Sendable (Int, UInt64) -> Result<Bool, DeviceError>
+
     /// What a write did.
     struct Written {
         var underruns: Int
@@ -41,6 +49,7 @@ final class SampleStream: Sendable {
     let format: SampleStreamFormat
     let channels: [ChannelDescription]
     private let write: Writer
+    private let wait: Waiter?
     private let inbox: Mutex<Inbox>
     private let thread = Mutex<PosixThread?>(nil)
 
@@ -75,10 +84,14 @@ final class SampleStream: Sendable {
     /// Told the failure that ended the stream (from a thread of its own, not the stream thread).
     private let failed: @Sendable (DeviceError) -> Void
 
-    init(format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer, failed: @escaping @Sendable (DeviceError) -> Void) {
+    init(
+        format: SampleStreamFormat, channels: [ChannelDescription], write: @escaping Writer, wait: Waiter? = nil,
+        failed: @escaping @Sendable (DeviceError) -> Void
+    ) {
         self.format = format
         self.channels = channels
         self.write = write
+        self.wait = wait
         self.failed = failed
         inbox = Mutex(Inbox(changes: Array(repeating: Change(time: 0, drives: .silence), count: Self.inboxCapacity)))
     }
@@ -224,6 +237,8 @@ final class SampleStream: Sendable {
         var runLatency: Double?
         /// When this run began, for holding a backend that does not wait to real time.
         let runStart = HapticInstant.monotonicNow().seconds
+        /// Whether the backend waits for room in the device's buffer (until it says it does not).
+        var waits = wait != nil
 
         /// Renders and writes the next period; false when the stream failed (recorded).
         func writeBlock(at now: UInt64) -> Bool {
@@ -246,7 +261,7 @@ final class SampleStream: Sendable {
                 let ahead = Double(synth.position) / rate - (after - runStart) * 1.01 - Double(format.bufferFrames) / rate - 0.05
                 if ahead > 0 {
                     Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(ahead, 1)))
-                } else if let origin = window.origin {
+                } else if !waits, let origin = window.origin {
                     // Just in time: the next block is rendered when a period is about to free, so the
                     // frames posted until then are in it (``latency``). At most a period's sleep.
                     let frees = origin + Double(synth.position + Int64(period) - Int64(format.bufferFrames)) / rate - Self.renderSlack
@@ -255,22 +270,27 @@ final class SampleStream: Sendable {
                 }
                 return true
             case .failure(let failure):
-                let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
-                    inbox.failure = failure
-                    inbox.exiting = true
-                    if case .drain(let then) = inbox.ending { return then }
-                    return nil
-                }
-                owed?()
-                // A device closed under the stream is no news to the one who closed it.
-                if case .closed = failure { return false }
-                // Told from a thread of its own: the handler takes the device's lock, under which a
-                // wake may be joining this very thread. Not a task: a blocked cooperative pool (one
-                // thread on a one-CPU machine) would hold the news back indefinitely.
-                let failed = self.failed
-                if let teller = try? PosixThread.start(name: "haptics-failed", { failed(failure) }) { teller.detach() }
+                fail(failure)
                 return false
             }
+        }
+
+        /// Records the failure that ends the stream and tells of it.
+        func fail(_ failure: DeviceError) {
+            let owed = inbox.withLock { inbox -> (@Sendable () -> Void)? in
+                inbox.failure = failure
+                inbox.exiting = true
+                if case .drain(let then) = inbox.ending { return then }
+                return nil
+            }
+            owed?()
+            // A device closed under the stream is no news to the one who closed it.
+            if case .closed = failure { return }
+            // Told from a thread of its own: the handler takes the device's lock, under which a
+            // wake may be joining this very thread. Not a task: a blocked cooperative pool (one
+            // thread on a one-CPU machine) would hold the news back indefinitely.
+            let failed = self.failed
+            if let teller = try? PosixThread.start(name: "haptics-failed", { failed(failure) }) { teller.detach() }
         }
 
         // Fill the device's buffer with silence first: the stream starts steady.
@@ -279,7 +299,17 @@ final class SampleStream: Sendable {
             guard writeBlock(at: HapticInstant.monotonicNow().nanoseconds) else { return }
             prefill -= period
         }
+        // A device whose clock stopped still lets the stream end: the wait gives up after two buffers.
+        let waitTimeout = UInt64(2 * Double(format.bufferFrames) / rate * 1e9)
         while true {
+            if waits, let wait {
+                switch wait(period, waitTimeout) {
+                case .success(let waited): waits = waited
+                case .failure(let failure):
+                    fail(failure)
+                    return
+                }
+            }
             let now = HapticInstant.monotonicNow().nanoseconds
             var ending = Ending.none
             inbox.withLock { inbox in

@@ -269,18 +269,17 @@ public enum ResponseFitting {
         // start above it would only make the renderer kick an actuator that has no stiction.
         let clearly = up[chosen.start...].first { $0.output * $0.output > 1.6 * floor * floor }?.input
         let start = chosen.start > 0 && !silentOnCurve ? (clearly ?? up[chosen.start].input) : nil
-        // Hysteresis only where a running actuator gave clearly more than the noise (1.6× its power:
-        // over three standard errors of a 0.15 s window's reading) and than the same drive from rest.
         // The stop: the lowest drive a running actuator was seen turning at (clearly more than the
-        // noise, and than the same drive from rest unless that started it too), counted from the
-        // highest running drive down and only while each one turned: a motor stepped down that has
-        // stalled stays stalled, so a lone reading over the threshold under a silent one is noise
-        // (one CI run took a coin ERM's stop at 0.045 that way, truth 0.110). It may really run a
-        // little lower, where its output sinks into the sensor's noise, but never lower than seen:
-        // a stop under the real one would let a faint sustained vibration stall, silently. The
-        // curve's origin (where a motor's speed, running, sinks to nothing) is extrapolated, and one
-        // CI run put it 0.041–0.048 under the truth. Only where no running drive turned it, the
-        // curve's origin stands for the stop.
+        // noise, 1.6× its power: over three standard errors of a 0.15 s window's reading; and than the
+        // same drive from rest, unless that started it too), counted from the highest running drive
+        // down and only while each one turned: a motor stepped down that has stalled stays stalled,
+        // so a lone reading over the threshold under a silent one is noise (one CI run took a coin
+        // ERM's stop at 0.045 that way, truth 0.110). It may really run a little lower, where its
+        // output sinks into the sensor's noise, but never lower than seen: a stop under the real one
+        // would let a faint sustained vibration stall, silently. Where no running drive was seen
+        // turning, the start: no hysteresis is claimed that was not seen. (The curve's origin, where
+        // a motor's running speed sinks to nothing, is extrapolated: one CI run put it 0.041–0.048
+        // under the truth.)
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
         func clear(_ output: Double) -> Bool { output * output > 1.6 * floor * floor }
         let turning = down.reversed().prefix { point in
@@ -290,7 +289,7 @@ public enum ResponseFitting {
         }
         var fit = AmplitudeFit(
             deadZone: chosen.deadZone, exponent: chosen.exponent, fullScale: chosen.fullScale, rSquared: 0, saturation: chosen.saturation,
-            startDrive: start, stopDrive: start.map { start in min(turning.last?.input ?? max(chosen.deadZone, 0), start) })
+            startDrive: start, stopDrive: start.map { start in min(turning.last?.input ?? start, start) })
         let predicted = moving.map { point -> Double in
             let value = fit.output(atDrive: point.input)
             return (value * value + floor * floor).squareRoot()

@@ -110,6 +110,49 @@ struct ALSAFilePCMTests {
         #expect(coil.count - 1 - span.upperBound >= 288, "a buffer of silence pushed the tail out: \(coil.count - 1 - span.upperBound) frames")
     }
 
+    /// The stream threads of this process (`haptics-samples`) and their voluntary context switches
+    /// (`/proc/self/task/*/status`): each one is a wake-up after the thread blocked or slept.
+    static func streamThreadSwitches() -> [Int: Int] {
+        var switches: [Int: Int] = [:]
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            guard let id = Int(task),
+                let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                comm.trimmingCharacters(in: .whitespacesAndNewlines) == "haptics-samples",
+                let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+                let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+            else { continue }
+            switches[id] = count
+        }
+        return switches
+    }
+
+    @Test("the stream wakes once a period: it waits for room in the backend (ABI 1.5), then renders and writes without blocking")
+    func oneWakeUpPerPeriod() throws {
+        let rig = try rig()
+        let before = Set(Self.streamThreadSwitches().keys)
+        let device = try rig.system.openDevice("alsa:testcoil")
+        defer { device.close() }
+        let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
+        try engine.start()
+        defer { engine.stop() }
+        let player = try engine.makePlayer(with: try .continuous(duration: 3, intensity: 0.8, sharpness: 0.5))
+        try player.start(atTime: 0)
+        usleep(300_000)
+        let started = Self.streamThreadSwitches().filter { !before.contains($0.key) }
+        let (thread, first) = try #require(started.count == 1 ? started.first : nil, "one new stream thread, found \(started)")
+        let since = HapticInstant.monotonicNow().seconds
+        usleep(1_500_000)
+        let switches = try #require(Self.streamThreadSwitches()[thread]) - first
+        let periods = (HapticInstant.monotonicNow().seconds - since) / 0.002
+        // Waiting for room, then a write that does not block: one wake-up a period (the pacing's
+        // sleep, on this clockless PCM; alsa-lib's poll on a card). Rendering by the host's own
+        // clock and letting the write wait out the rest took two.
+        #expect(Double(switches) / periods < 1.3, "\(switches) wake-ups in \(Int(periods)) periods")
+        #expect(Double(switches) / periods > 0.7, "\(switches) wake-ups in \(Int(periods)) periods: the stream is not paced")
+        print("stream thread: \(switches) wake-ups in \(Int(periods)) periods of 2 ms")
+    }
+
     @Test("a transient: a burst of whole cycles at its frequency rising from a zero crossing, as long as the tap")
     func transient() throws {
         let rig = try rig()
