@@ -30,8 +30,6 @@ final class PCM: @unchecked Sendable {
     /// once): the start of the run and the frames written since, so the backend feeds it in real time.
     private var pacedSince: UInt64?
     private var pacedFrames = 0
-    /// Underruns ``wait(frames:timeoutNanoseconds:)`` recovered from, told by the next write.
-    private var waitedUnderruns = 0
     private var closed = false
 
     /// Opens and configures `output`'s PCM.
@@ -93,8 +91,7 @@ final class PCM: @unchecked Sendable {
             capacityFrames = frames
         }
         convert(block)
-        var underruns = waitedUnderruns
-        waitedUnderruns = 0
+        var underruns = 0
         var done = 0
         while done < frames {
             let written = snd_pcm_writei(handle, interleaved.baseAddress! + done * bytesPerFrame, snd_pcm_uframes_t(frames - done))
@@ -133,47 +130,21 @@ final class PCM: @unchecked Sendable {
         return SamplesWritten(underruns: underruns, delayFrames: known ? paced : nil)
     }
 
-    /// Blocks until `frames` frames can be written without blocking (the card's clock frees them, in
-    /// alsa-lib's own wait on the PCM's descriptors), or the timeout; returns the frames writable
-    /// now. A PCM with no clock of its own is paced here, as ``write(_:)`` would pace it, so the
-    /// write that follows does not sleep. An underrun met is recovered from (the stream starts again
-    /// with the next write) and told by that write.
+    /// For a PCM with no clock of its own, sleeps until `frames` more frames are due (as ``write(_:)``
+    /// would pace them, so the write that follows does not sleep) or the timeout; returns the frames
+    /// that can be written now. A PCM with a clock (any card) refuses with EOPNOTSUPP: its writes
+    /// wait on the card themselves, after the host rendered by its own clock just before a period
+    /// frees. Waiting in `snd_pcm_wait` and rendering after it instead underran about 60 times in
+    /// each `Scripts/bench-alsa` race on `snd-aloop` under emulation (three runs), against 7 (and
+    /// the bare client's 6–10) rendering by the host's clock.
     func wait(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int {
-        let deadline = Monotonic.now() &+ timeoutNanoseconds
-        if let since = pacedSince {
-            let due = since + UInt64(max(pacedFrames + frames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
-            Monotonic.sleep(until: min(due, deadline))
-            return Monotonic.now() >= due ? frames : 0
+        guard let since = pacedSince else {
+            throw BackendFailure(code: EOPNOTSUPP, "\(output.id): \(output.pcm) has a clock of its own; its writes wait for it")
         }
-        while true {
-            let available = snd_pcm_avail_update(handle)
-            if available >= frames { return Int(available) }
-            if available < 0, try !recover(Int32(available), "wait") { return frames }
-            let now = Monotonic.now()
-            if now >= deadline { return max(Int(available), 0) }
-            let rc = snd_pcm_wait(handle, Int32(min((deadline - now + 999_999) / 1_000_000, 1000)))
-            if rc < 0, try !recover(rc, "wait") { return frames }
-        }
-    }
-
-    /// Recovers from `code` met while waiting. True: wait again (-EINTR, -EAGAIN). False: the PCM
-    /// takes a write now (prepared after an underrun, empty; or suspended, which the write resumes).
-    /// Anything else throws.
-    private func recover(_ code: Int32, _ operation: String) throws(BackendFailure) -> Bool {
-        switch code {
-        case -EINTR, -EAGAIN:
-            return true
-        case -EPIPE:
-            waitedUnderruns += 1
-            try check(snd_pcm_prepare(handle), "recover from an underrun")
-            return false
-        case -ESTRPIPE:
-            // Suspended: the write resumes it.
-            return false
-        default:
-            try check(code, operation)
-            return true
-        }
+        let due = since + UInt64(max(pacedFrames + frames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
+        let now = Monotonic.now()
+        Monotonic.sleep(until: min(due, now &+ timeoutNanoseconds))
+        return Monotonic.now() >= due ? frames : 0
     }
 
     /// For a PCM that queued a whole block with no delay (no clock of its own), sleeps so writes

@@ -72,7 +72,8 @@
  *   1.5  `wait_samples` appended to `haptics_backend_v1` (optional): the host
  *        waits for room in the device's buffer, then renders and writes a block
  *        that does not block, so a stream wakes once per period. A host that
- *        does not call it, and a backend that lacks it, work as in 1.4.
+ *        does not call it, a backend that lacks it, and a device that refuses it
+ *        (-EOPNOTSUPP) work as in 1.4.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -404,11 +405,12 @@ typedef struct haptics_backend_v1 {
 
     /**
      * Blocks until an awake device that takes samples can queue `frame_count` frames without
-     * blocking (the device's clock frees them; a device with no clock of its own is paced by the
-     * backend here instead of in `write_samples`), or until `timeout_ns` nanoseconds have passed.
-     * Returns the frames that can be queued at once (fewer than `frame_count` after the timeout),
-     * or a negative errno value (-EOPNOTSUPP: the device takes frames). An underrun it meets is
-     * recovered from and counted in the next `write_samples`' return.
+     * blocking (a device the backend paces itself, with no clock of its own, is paced here instead
+     * of in `write_samples`), or until `timeout_ns` nanoseconds have passed. Returns the frames
+     * that can be queued at once (fewer than `frame_count` after the timeout), or a negative errno
+     * value. -EOPNOTSUPP: the device does not wait this way (it takes frames, or its writes wait
+     * better on their own); the host then renders by its own clock, just before a period frees,
+     * and lets `write_samples` block for the rest, as with a 1.4 backend.
      */
     int (* _Nullable wait_samples)(void * _Nullable device, uint32_t frame_count, uint64_t timeout_ns);
 } haptics_backend_v1;

@@ -8,10 +8,10 @@ import Synchronization
 ///
 /// Timing: every frame is felt a constant ``latency`` (the buffer and a millisecond) after it was
 /// meant, and frames keep their spacing to the sample, however late this thread runs. The thread
-/// renders each block just in time. Where the backend offers `wait_samples` (ABI 1.5), it waits
-/// there until a period has freed in the device's buffer (ALSA's own wait on the card), then takes
-/// the frames posted meanwhile, renders and writes a block that does not block: one wake-up per
-/// period. Otherwise, once the device's clock is known, it sleeps until a period
+/// renders each block just in time. Where the device offers `wait_samples` (ABI 1.5: the alsa
+/// backend, for a PCM it paces itself), it waits there until a period has freed in the device's
+/// buffer, then takes the frames posted meanwhile, renders and writes a block that does not
+/// block: one wake-up per period. Otherwise, once the device's clock is known, it sleeps until a period
 /// is about to free in the device's buffer (``renderSlack`` before), and only then takes the
 /// frames posted meanwhile, renders and writes (two wake-ups: the timer, and the write's wait for
 /// the last of the period). Rendered before blocking in the write, a frame
