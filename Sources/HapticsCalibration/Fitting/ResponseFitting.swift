@@ -208,7 +208,7 @@ public enum ResponseFitting {
                 // with the reading at drive 0 (in power), they give the floor the moving points are read
                 // against. One reading alone was 7 % under the stalled coin ERMs' (their drive's torque
                 // pulses shake the housing a little), and every running reading near the stop then
-                // looked like output, which pulled the curve's origin, its stop, 0.03 low.
+                // looked like output, which pulled the curve's origin 0.03 low.
                 let floor = silentOnCurve
                     ? noise : max(((noise * noise + silent.map { $0.output * $0.output }.reduce(0, +)) / Double(silent.count + 1)).squareRoot(), largest * 1e-4)
                 var silentCost = 0.0
