@@ -141,7 +141,7 @@ final class PCM: @unchecked Sendable {
         guard let since = pacedSince else {
             throw BackendFailure(code: EOPNOTSUPP, "\(output.id): \(output.pcm) has a clock of its own; its writes wait for it")
         }
-        let due = since + UInt64(max(pacedFrames + frames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
+        let due = due(since: since, frames: pacedFrames + frames)
         let now = Monotonic.now()
         Monotonic.sleep(until: min(due, now &+ timeoutNanoseconds))
         return Monotonic.now() >= due ? frames : 0
@@ -159,10 +159,16 @@ final class PCM: @unchecked Sendable {
             return frames
         }
         pacedFrames += frames
-        let due = since + UInt64(max(pacedFrames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
+        let due = due(since: since, frames: pacedFrames)
         if due > now { Monotonic.sleep(until: due) }
         let played = Int(Double(Monotonic.now() - since) / 1e9 * Double(output.rate))
         return max(pacedFrames - played, 0)
+    }
+
+    /// When a paced run that began at `since` may have written `frames` frames: a buffer ahead of
+    /// the nominal rate, as into a card's buffer (monotonic nanoseconds).
+    private func due(since: UInt64, frames: Int) -> UInt64 {
+        since + UInt64(max(frames - bufferFrames, 0)) * 1_000_000_000 / UInt64(output.rate)
     }
 
     /// The host's floats into the PCM's format, each actuator on its channel, the rest silent.

@@ -267,7 +267,8 @@ public enum ResponseFitting {
         // a sustained vibration to this drive to start it. Only where a running sweep was made: without
         // one, the curve itself starts where the output does (it predicts the silent drives too), and a
         // start above it would only make the renderer kick an actuator that has no stiction.
-        let clearly = up[chosen.start...].first { $0.output * $0.output > 1.6 * floor * floor }?.input
+        func clear(_ output: Double) -> Bool { output * output > 1.6 * floor * floor }
+        let clearly = up[chosen.start...].first { clear($0.output) }?.input
         let start = chosen.start > 0 && !silentOnCurve ? (clearly ?? up[chosen.start].input) : nil
         // The stop: the lowest drive a running actuator was seen turning at (clearly more than the
         // noise, 1.6× its power: over three standard errors of a 0.15 s window's reading; and than the
@@ -281,7 +282,6 @@ public enum ResponseFitting {
         // a motor's running speed sinks to nothing, is extrapolated: one CI run put it 0.041–0.048
         // under the truth.)
         let fromRest = Dictionary(up.map { ($0.input, $0.output) }, uniquingKeysWith: { $1 })
-        func clear(_ output: Double) -> Bool { output * output > 1.6 * floor * floor }
         let turning = down.reversed().prefix { point in
             guard clear(point.output) else { return false }
             guard let rest = fromRest[point.input] else { return point.output > 1.3 * floor }

@@ -282,7 +282,7 @@ struct SensorSweep<Source: VibrationSensorSource> {
         let floor = max(1.5 * measurement.noiseFloor, 1e-6)
         let silent = measurement.amplitude.filter { $0.input > 0 && $0.output <= floor }.map(\.input)
         if description.frequencyRange == nil, let highestSilent = silent.max(), let timing = measurement.timing,
-            measurement.amplitude.contains(where: { $0.input > highestSilent && $0.output > floor })
+            let lowestMoving = measurement.amplitude.filter({ $0.input > highestSilent && $0.output > floor }).map(\.input).min()
         {
             // From a step under the lowest drive that started it: between there and the highest silent
             // drive it may still turn once running (the hysteresis), with output near the noise, and
@@ -290,7 +290,6 @@ struct SensorSweep<Source: VibrationSensorSource> {
             // drive only, a coin ERM's running sweep saw nothing (its running output there is a tenth
             // of the noise) and its stop was the curve's origin extrapolated from the points over the
             // start: 0.124 and 0.069 in one CI run against 0.172 and 0.110.
-            let lowestMoving = measurement.amplitude.filter { $0.input > highestSilent && $0.output > floor }.map(\.input).min()!
             let fine = stride(from: lowestMoving - top / 40, to: 0, by: -top / 40).map { $0 }
             let steps = Set(drives.filter { $0 > 0 && $0 <= highestSilent } + fine.filter { $0 > 1e-9 })
             measurement.runningAmplitude = try runningSweep(

@@ -146,8 +146,8 @@ struct ALSAFilePCMTests {
         let switches = try #require(Self.streamThreadSwitches()[thread]) - first
         let periods = (HapticInstant.monotonicNow().seconds - since) / 0.002
         // Waiting for room, then a write that does not block: one wake-up a period (the pacing's
-        // sleep, on this clockless PCM; alsa-lib's poll on a card). Rendering by the host's own
-        // clock and letting the write wait out the rest took two.
+        // sleep, on this clockless PCM; a card refuses the wait). Rendering by the host's own clock
+        // and letting the write wait out the rest took two.
         #expect(Double(switches) / periods < 1.3, "\(switches) wake-ups in \(Int(periods)) periods")
         #expect(Double(switches) / periods > 0.7, "\(switches) wake-ups in \(Int(periods)) periods: the stream is not paced")
         print("stream thread: \(switches) wake-ups in \(Int(periods)) periods of 2 ms")
