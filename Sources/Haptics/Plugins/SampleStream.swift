@@ -237,8 +237,10 @@ final class SampleStream: Sendable {
         var runLatency: Double?
         /// When this run began, for holding a backend that does not wait to real time.
         let runStart = HapticInstant.monotonicNow().seconds
-        /// Whether the backend waits for room in the device's buffer (until it says it does not).
-        var waits = wait != nil
+        /// Whether to ask the backend to wait for room in the device's buffer (until it says it does not).
+        var asksToWait = wait != nil
+        /// Whether it has waited: then its wait, not this thread's clock, times the next block.
+        var backendWaits = false
 
         /// Renders and writes the next period; false when the stream failed (recorded).
         func writeBlock(at now: UInt64) -> Bool {
@@ -261,7 +263,7 @@ final class SampleStream: Sendable {
                 let ahead = Double(synth.position) / rate - (after - runStart) * 1.01 - Double(format.bufferFrames) / rate - 0.05
                 if ahead > 0 {
                     Monotonic.sleep(until: Monotonic.now() + Monotonic.nanoseconds(min(ahead, 1)))
-                } else if !waits, let origin = window.origin {
+                } else if !backendWaits, let origin = window.origin {
                     // Just in time: the next block is rendered when a period is about to free, so the
                     // frames posted until then are in it (``latency``). At most a period's sleep.
                     let frees = origin + Double(synth.position + Int64(period) - Int64(format.bufferFrames)) / rate - Self.renderSlack
@@ -302,9 +304,11 @@ final class SampleStream: Sendable {
         // A device whose clock stopped still lets the stream end: the wait gives up after two buffers.
         let waitTimeout = UInt64(2 * Double(format.bufferFrames) / rate * 1e9)
         while true {
-            if waits, let wait {
+            if asksToWait, let wait {
                 switch wait(period, waitTimeout) {
-                case .success(let waited): waits = waited
+                case .success(let waited):
+                    asksToWait = waited
+                    backendWaits = waited
                 case .failure(let failure):
                     fail(failure)
                     return
