@@ -36,6 +36,8 @@ let package = Package(
         .library(name: "HapticsCalibration", targets: ["HapticsCalibration"]),
         .library(name: "HapticsInteraction", targets: ["HapticsInteraction"]),
         .library(name: "HapticsTools", targets: ["HapticsTools"]),
+        // Audio files (WAV, FLAC, Ogg, MP3) decoded into clips for AHAP AudioCustom events (libsndfile).
+        .library(name: "HapticsAudioFile", targets: ["HapticsAudioFile"]),
         // The JSON layer, the board-file and ALSA device-file readers, for the fuzzing harnesses in Fuzz/ (a package of
         // their own, so the sanitizer build never touches this one's).
         .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
@@ -136,6 +138,11 @@ let package = Package(
         // Tools over the core, out of it: the SVG charts every plot is drawn with, and the reader of
         // the recording backend's files.
         .target(name: "HapticsTools", dependencies: ["Haptics", "HapticsSupport", "HapticsRecordingFormat"]),
+        // Audio files decoded into clips (AHAP AudioCustom events), through libsndfile; the core does not link it.
+        .systemLibrary(
+            name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+        .target(name: "HapticsAudioFile", dependencies: ["Haptics", "CSndfile"]),
 
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(
@@ -148,7 +155,7 @@ let package = Package(
         .executableTarget(
             name: "haptic-cal",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction",
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HapticsAudioFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -166,7 +173,7 @@ let package = Package(
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
                 "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "ALSADevices", "EvdevEffects", "VMRig", "HapticsDaemon",
-                "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", .product(name: "Logging", package: "swift-log"),
+                "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", "HapticsAudioFile", .product(name: "Logging", package: "swift-log"),
             ]),
     ]
 )

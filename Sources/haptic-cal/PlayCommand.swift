@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haptics
+import HapticsAudioFile
 import HapticsTools
 import Synchronization
 
@@ -48,7 +49,8 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let (pattern, label) = try patternToPlay()
-        let (_, description, recording) = try global.withDevice(device) { _, engine in
+        let (clipNotes, description, recording) = try global.withDevice(device) { description, engine in
+            let clipNotes = try registerClips(of: pattern, on: description, engine: engine)
             let player = try engine.makeAdvancedPlayer(with: pattern)
             let finished = Completion()
             let stopped = Mutex<String?>(nil)
@@ -62,21 +64,56 @@ struct Play: ParsableCommand {
             guard let error = finished.wait(seconds: limit) else { throw PlayError.timedOut(seconds: limit) }
             if let reason = stopped.withLock({ $0 }) { throw PlayError.stopped(reason) }
             if let failure = error { throw PlayError.failed("\(failure)") }
+            return clipNotes
         }
         print("played \(label) on \(description.id) (\(description.name))")
-        let audio = pattern.events.filter { !$0.type.isHaptic }
-        if !audio.isEmpty {
-            let kinds = Set(audio.map(\.type.rawValue)).sorted().joined(separator: ", ")
-            print(
-                "note: \(audio.count) audio event\(audio.count == 1 ? "" : "s") (\(kinds)) not played: swift-haptics renders the haptic events; "
-                    + "playing AHAP audio on a waveform device is not built yet")
-        }
+        for note in clipNotes { print("note: \(note)") }
         guard let recording else { return }
         printTimeline(recording, description: description)
         if let svg {
             try writeSVG(RecordingPlot.chart(recording: recording, deviceID: description.id, pattern: pattern).render(), to: svg)
             print("wrote \(svg)")
         }
+    }
+
+    /// Decodes the clips `pattern`'s `AudioCustom` events name (paths relative to the AHAP file's
+    /// directory) and registers each with `engine` under the path as the file writes it, when the
+    /// device is a waveform device; returns notes on what will not be played, and why.
+    func registerClips(of pattern: HapticPattern, on description: DeviceDescription, engine: HapticEngine) throws -> [String] {
+        let custom = pattern.events.filter { $0.type == .audioCustom }
+        let continuous = pattern.events.filter { $0.type == .audioContinuous }
+        var notes: [String] = []
+        if !continuous.isEmpty {
+            notes.append("\(continuous.count) AudioContinuous event\(continuous.count == 1 ? "" : "s") not played: only AudioCustom clips play, on waveform devices")
+        }
+        guard !custom.isEmpty else { return notes }
+        guard description.sampleStream != nil else {
+            notes.append(
+                "\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s") not played: \(description.id) is a motor device; "
+                    + "clips play on waveform devices (voice coils, the DualSense's coils, a transducer on a sound card)")
+            return notes
+        }
+        let directory = what.map { ($0 as NSString).deletingLastPathComponent } ?? "."
+        var registered = 0
+        for path in Set(custom.compactMap(\.waveformPath)).sorted() {
+            let file = path.hasPrefix("/") ? path : (directory.isEmpty ? path : directory + "/" + path)
+            let clip = try AudioClip(contentsOfFile: file)
+            do {
+                try engine.registerAudioResource(clip, named: path)
+                registered += 1
+            } catch {
+                guard case .audioResourcesThroughService = error else { throw error }
+                notes.append("\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s") not played: \(HapticEngineError.audioResourcesThroughService)")
+                return notes
+            }
+        }
+        if custom.contains(where: { $0.waveformUsesVolumeEnvelope == true }) {
+            notes.append("EventWaveformUseVolumeEnvelope is not applied: clips play at their AudioVolume")
+        }
+        let ignored = Set(custom.flatMap { $0.parameters.map(\.id) }.filter { [.audioPan, .audioPitch, .audioBrightness].contains($0) }.map(\.rawValue)).sorted()
+        if !ignored.isEmpty { notes.append("\(ignored.joined(separator: ", ")) of AudioCustom events not applied: clips play at their AudioVolume") }
+        print("clips: \(registered) file\(registered == 1 ? "" : "s") decoded for \(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s")")
+        return notes
     }
 
     /// The pattern and how to name it.

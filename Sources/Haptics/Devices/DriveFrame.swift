@@ -25,12 +25,20 @@ public struct DriveFrame: Sendable, Hashable, Codable {
     /// ``DriveEnvelope/amplitudeOffset`` (ABI 1.3 `HAPTICS_FRAME_LEVELS`). Only for a device whose
     /// envelope ``DriveEnvelope/acceptsLevels``; the engine sets it for a profile measured in levels.
     public var levels: Bool
+    /// The clips sounding from ``time`` on a waveform device (AHAP `AudioCustom` events), mixed
+    /// into its samples; empty for every other device. Like the channels, the whole state: a voice
+    /// sent again continues (``ClipVoice/continues(_:)``), one left out stops. Not encoded: a
+    /// recording keeps the drives.
+    public var clips: [ClipVoice] = []
+
+    private enum CodingKeys: String, CodingKey { case time, channels, levels }
 
     /// A frame for `time`.
-    public init(time: HapticInstant, channels: [ChannelDrive], levels: Bool = false) {
+    public init(time: HapticInstant, channels: [ChannelDrive], levels: Bool = false, clips: [ClipVoice] = []) {
         self.time = time
         self.channels = channels
         self.levels = levels
+        self.clips = clips
     }
 
     /// A frame with every one of `channelCount` channels off.

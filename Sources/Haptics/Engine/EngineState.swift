@@ -147,6 +147,11 @@ struct DeviceOutput: Sendable {
     /// channel), reused from pass to pass.
     var voices: [Voice] = []
     var mixed: [ChannelDrive]
+    /// Whether the device mixes clips (a waveform device), and the clips of this pass and of the
+    /// last frame sent, in storage reserved once (``InlineClips/capacity`` each).
+    let takesClips: Bool
+    var clips: [ClipVoice] = []
+    private(set) var lastClips: [ClipVoice] = []
     /// Each channel's amplitude steps less one (at least 1): what ``quantized(_:)`` rounds to.
     private let steps: [Double]
     var lastSubmit: HapticInstant?
@@ -169,6 +174,25 @@ struct DeviceOutput: Sendable {
         steps = device.description.channels.map { Double(max($0.amplitudeSteps - 1, 1)) }
         firstFrames.reserveCapacity(Self.firstFrameCapacity)
         voices.reserveCapacity(8)
+        takesClips = device.description.sampleStream != nil
+        if takesClips {
+            clips.reserveCapacity(InlineClips.capacity)
+            lastClips.reserveCapacity(InlineClips.capacity)
+        }
+    }
+
+    /// Whether this pass's clips differ from those last sent (a voice that only carries on, within
+    /// its rounding, is no change).
+    var clipsChanged: Bool {
+        guard clips.count == lastClips.count else { return true }
+        for index in clips.indices where !clips[index].continues(lastClips[index]) || clips[index].gain != lastClips[index].gain { return true }
+        return false
+    }
+
+    /// Sets ``lastClips`` to ``clips``, element by element (its storage stays its own).
+    mutating func recordClips() {
+        lastClips.removeAll(keepingCapacity: true)
+        for index in clips.indices { lastClips.append(clips[index]) }
     }
 
     /// Sets ``lastDrives`` to `drives` (as many channels), element by element.
@@ -187,6 +211,7 @@ struct DeviceOutput: Sendable {
     /// Empties the mix: every channel off.
     mutating func clearMix() {
         for index in mixed.indices { mixed[index] = .off }
+        if !clips.isEmpty { clips.removeAll(keepingCapacity: true) }
     }
 
     /// Mixes ``voices``, every intensity times `scale`, into ``mixed``.
@@ -207,8 +232,9 @@ struct DeviceOutput: Sendable {
         ChannelDrive(amplitude: (drive.amplitude * steps[channel]).rounded() / steps[channel], frequency: drive.amplitude > 0 ? drive.frequency : 0)
     }
 
-    /// Whether the engine last sent silence on every channel.
+    /// Whether the engine last sent silence on every channel, and no clip.
     var isSilent: Bool {
+        if !lastClips.isEmpty { return false }
         for index in lastDrives.indices where lastDrives[index].amplitude != 0 { return false }
         return true
     }

@@ -6,7 +6,8 @@ extension HapticEngine {
     func register(_ pattern: HapticPattern) -> UInt64 {
         // Built before the lock: a pattern of tens of thousands of events takes a while, and the
         // scheduler thread and every other player wait for the lock.
-        let timeline = PatternTimeline(pattern: pattern)
+        let clips = pattern.events.contains { $0.type == .audioCustom } ? audioResources.withLock { $0.byName } : [:]
+        let timeline = PatternTimeline(pattern: pattern, clips: clips)
         return core.withLock { core in
             let id = core.nextPlayerID
             core.nextPlayerID += 1
@@ -125,6 +126,8 @@ extension HapticEngine {
         let end = player.timeline.end(transientDuration: longestTap)
         var fullPass = false
         var firstChange: HapticInstant?
+        // Clips are mixed by the full pass, which follows at once.
+        if !player.timeline.clipEvents.isEmpty { fullPass = true }
         for index in outputs.indices where !outputs[index].lost {
             if outputs[index].faulted { outputs[index].faulted = false }
             guard policy.isEnabled, !player.isMuted else {

@@ -104,14 +104,16 @@ extension HapticEngine {
             }
             // Silence is every channel off, which rounds to itself.
             core.outputs[index].quantizeMix()
-            if core.outputs[index].mixed != core.outputs[index].lastDrives {
+            if core.outputs[index].mixed != core.outputs[index].lastDrives || (core.outputs[index].takesClips && core.outputs[index].clipsChanged) {
                 let earliest = core.outputs[index].nextUpdate(orNow: now)
                 if earliest > now {
                     consider(earliest)
                 } else if core.outputs[index].active {
                     do {
-                        try device.submit(DriveFrame(time: now, channels: core.outputs[index].mixed, levels: core.outputs[index].mapper.sendsLevels))
+                        try device.submit(DriveFrame(
+                            time: now, channels: core.outputs[index].mixed, levels: core.outputs[index].mapper.sendsLevels, clips: core.outputs[index].clips))
                         core.outputs[index].record(core.outputs[index].mixed)
+                        if core.outputs[index].takesClips { core.outputs[index].recordClips() }
                         core.outputs[index].lastSubmit = now
                     } catch {
                         fail(&core, index: index, error: error, notices: &notices)
@@ -176,6 +178,19 @@ extension HapticEngine {
                 at: position, shape: shape, external: external, step: step, startWindow: outputs[index].mapper.startWindow, into: &outputs[index].voices)
             if let scale, !player.isMuted { outputs[index].mixVoices(scale: player.intensityScale * scale) }
             consider(player.instant(ofChange: nextPosition, end: end, from: now, position: position))
+            if outputs[index].takesClips, !player.timeline.clipEvents.isEmpty {
+                // A clip's voice says when its first frame plays: as far before now as the pattern
+                // has gone past its start, at the player's rate.
+                let rate = max(player.rate, 1e-9)
+                let gain = scale.map { player.isMuted ? 0 : player.intensityScale * $0 } ?? 0
+                let next = player.timeline.soundingClips(at: position) { event in
+                    guard gain > 0, outputs[index].clips.count < InlineClips.capacity else { return }
+                    outputs[index].clips.append(ClipVoice(
+                        clip: event.clip, start: now.advanced(bySeconds: -(position - event.start) / rate), gain: event.volume * gain, speed: rate,
+                        length: event.length, loops: event.loops))
+                }
+                consider(player.instant(ofChange: next, end: end, from: now, position: position))
+            }
             if externalRamping, underWay { consider(now.advanced(bySeconds: step)) }
         }
         return true

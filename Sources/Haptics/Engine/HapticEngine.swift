@@ -52,6 +52,8 @@ public final class HapticEngine: Sendable {
     /// Set when hapticsd owns the devices: players and feedback then play in the service.
     let remote: RemoteEngine?
     let core: Mutex<Core>
+    /// The registered clips (``registerAudioResource(_:named:)``).
+    let audioResources = Mutex(AudioResources())
     let ticker = Ticker()
     /// The engine's scheduled pass, built once, so arming the scheduler (on every start for now)
     /// allocates no closure; a constant, so arming reads it without a reference count.

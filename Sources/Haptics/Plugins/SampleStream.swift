@@ -56,6 +56,8 @@ final class SampleStream: Sendable {
     private struct Change {
         var time: UInt64
         var drives: InlineDrives
+        /// The frame's clip voices (their start frames not yet known: 0).
+        var clips = InlineClips.none
     }
 
     private enum Ending {
@@ -147,13 +149,14 @@ final class SampleStream: Sendable {
 
     /// Hands a frame to the thread; throws the failure that ended the stream, if one did.
     func post(_ frame: DriveFrame) throws(DeviceError) {
-        let drives = InlineDrives(frame.channels)
+        var change = Change(time: frame.time.nanoseconds, drives: InlineDrives(frame.channels))
+        for voice in frame.clips where !change.clips.append(voice, startFrame: 0) { break }
         let failure: DeviceError? = inbox.withLock { inbox in
             if let failure = inbox.failure { return failure }
             if inbox.count == inbox.changes.count {
-                inbox.changes[inbox.count - 1] = Change(time: frame.time.nanoseconds, drives: drives)
+                inbox.changes[inbox.count - 1] = change
             } else {
-                inbox.changes[inbox.count] = Change(time: frame.time.nanoseconds, drives: drives)
+                inbox.changes[inbox.count] = change
                 inbox.count += 1
             }
             return nil
@@ -361,7 +364,13 @@ final class SampleStream: Sendable {
                     let age = Double(Int64(bitPattern: now &- change.time)) / 1e9
                     frame = synth.position + Int64(period) - Int64((age * rate).rounded())
                 }
-                synth.schedule(at: frame, drives: change.drives)
+                var clips = InlineClips.none
+                for index in 0..<change.clips.count {
+                    // Its first frame plays as far from this change's frame as its start is from the change's time.
+                    let voice = change.clips[index].voice
+                    clips.append(voice, startFrame: Double(frame) + Double(Int64(bitPattern: voice.start.nanoseconds &- change.time)) / 1e9 * rate)
+                }
+                synth.schedule(at: frame, drives: change.drives, clips: clips)
             }
             local.removeAll(keepingCapacity: true)
             guard writeBlock(at: now) else { return }

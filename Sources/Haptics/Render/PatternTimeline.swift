@@ -117,13 +117,30 @@ final class PatternTimeline: Sendable {
         var sustained: Bool
     }
 
+    /// An `AudioCustom` event whose clip was found: played on waveform devices.
+    struct ClipEvent: Sendable {
+        var start: Double
+        /// How long it sounds, in pattern seconds (clip seconds at the player's rate).
+        var length: Double
+        var clip: AudioClip
+        /// `AudioVolume`, 0 … 1.
+        var volume: Double
+        var loops: Bool
+    }
+
     let events: [Event]
+    /// The clip events in start order (empty for most patterns).
+    let clipEvents: [ClipEvent]
     let controls: ControlSet
     let duration: Double
     private let longestEvent: Double
     private let lastTransientStart: Double?
 
-    init(pattern: HapticPattern) {
+    /// A timeline of `pattern`'s haptic events, and of its `AudioCustom` events whose
+    /// `EventWaveformPath` names one of `clips` (the engine's registered audio resources). An
+    /// audio event with no duration plays its clip once; one with a duration is cut there, or
+    /// loops until then (`EventWaveformLoopEnabled`).
+    init(pattern: HapticPattern, clips: [String: AudioClip] = [:]) {
         events = pattern.hapticEvents.map { event in
             Event(
                 start: event.relativeTime, duration: event.type == .hapticTransient ? 0 : event.duration,
@@ -134,9 +151,32 @@ final class PatternTimeline: Sendable {
         var controls = ControlSet()
         controls.apply(parameters: pattern.parameters, curves: pattern.parameterCurves, offset: 0)
         self.controls = controls
-        duration = pattern.duration
+        clipEvents = clips.isEmpty ? [] : pattern.events.compactMap { event -> ClipEvent? in
+            guard event.type == .audioCustom, let path = event.waveformPath, let clip = clips[path] else { return nil }
+            let loops = event.waveformLoopEnabled ?? false
+            let length = event.duration > 0 ? (loops ? event.duration : min(event.duration, clip.duration)) : clip.duration
+            return ClipEvent(start: event.relativeTime, length: length, clip: clip, volume: min(max(event.value(of: .audioVolume), 0), 1), loops: loops)
+        }.sorted { $0.start < $1.start }
+        duration = max(pattern.duration, clipEvents.map { $0.start + $0.length }.max() ?? 0)
         longestEvent = events.map(\.duration).max() ?? 0
         lastTransientStart = events.last(where: \.transient)?.start
+    }
+
+    /// Calls `body` with each clip event sounding at pattern time `time`, in start order; returns
+    /// the next pattern time a clip starts or ends (nil: none).
+    func soundingClips(at time: Double, _ body: (ClipEvent) -> Void) -> Double? {
+        var next = Double.infinity
+        for event in clipEvents {
+            if event.start > time {
+                next = min(next, event.start)
+                break
+            }
+            let end = event.start + event.length
+            guard time < end else { continue }
+            body(event)
+            next = min(next, end)
+        }
+        return next.isFinite ? next : nil
     }
 
     /// An envelope adjuster (0 … 1) as seconds: 0 → 0 s, 0.5 → 31 ms, 1 → 1 s, growing exponentially;

@@ -250,7 +250,7 @@ struct PackagingTests {
         #expect(!contents.output.contains("/usr/local"), "\(contents.output)")
 
         let fields = try TestSupport.run("/usr/bin/dpkg-deb", ["--field", deb, "Depends", "Architecture", "Version"])
-        for library in ["libhidapi-hidraw0", "libgpiod2", "libudev1", "libasound2", "libsystemd0", "libc6", "libstdc++6"] {
+        for library in ["libhidapi-hidraw0", "libgpiod2", "libudev1", "libasound2", "libsndfile1", "libsystemd0", "libc6", "libstdc++6"] {
             #expect(fields.output.contains(library), "Depends lacks \(library): \(fields.output)")
         }
         #expect(!fields.output.contains("swift"), "\(fields.output)")
