@@ -190,6 +190,33 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
             DeviceListing.spec(id: id, details: details).writeInfo(into: info)
         }
     }
+    table.register_audio = { instance, name, samples, frames, channels, rate, id, error in
+        ClientInstance.from(instance).run(error) { client throws(BusError) in
+            let count = Int(frames) * Int(channels)
+            id.pointee = try client.connection.call(member: "RegisterAudio") { writer throws(BusError) in
+                try writer.string(client.connection.appID)
+                try writer.string(String(cString: name))
+                try writer.uint32(rate)
+                try writer.uint32(channels)
+                // The service takes 32-bit little-endian floats.
+                #if _endian(little)
+                try writer.bytes(UnsafeRawBufferPointer(start: samples, count: count * MemoryLayout<Float>.size))
+                #else
+                let little = (0..<count).map { samples[$0].bitPattern.littleEndian }
+                var failure: BusError?
+                little.withUnsafeBytes { bytes in
+                    do throws(BusError) { try writer.bytes(bytes) } catch { failure = error }
+                }
+                if let failure { throw failure }
+                #endif
+            } read: { reader throws(BusError) in try reader.uint64() }
+        }
+    }
+    table.unregister_audio = { instance, id, error in
+        ClientInstance.from(instance).run(error) { client throws(BusError) in
+            try client.connection.call(member: "UnregisterAudio") { writer throws(BusError) in try writer.uint64(id) } read: { _ throws(BusError) in }
+        }
+    }
     table.destroy = { instance in
         guard let instance else { return }
         let client = Unmanaged<ClientInstance>.fromOpaque(instance).takeRetainedValue()

@@ -126,6 +126,15 @@ public struct BusReader {
     /// Reads a `t`.
     public func uint64() throws(BusError) -> UInt64 { try basic(UInt8(ascii: "t"), UInt64(0)) }
 
+    /// Reads an `ay`, lending `body` the message's own bytes (no copy; valid only during the call).
+    public func bytes<T>(_ body: (UnsafeRawBufferPointer) throws(BusError) -> T) throws(BusError) -> T {
+        var pointer: UnsafeRawPointer?
+        var size = 0
+        let rc = sd_bus_message_read_array(message, CChar(bitPattern: UInt8(ascii: "y")), &pointer, &size)
+        guard rc > 0 else { throw Self.readError(expected: "ay", code: rc) }
+        return try body(UnsafeRawBufferPointer(start: size > 0 ? pointer : nil, count: size))
+    }
+
     /// Reads an array of `element`s, each with `read`.
     public func array<T>(_ element: String, _ read: () throws(BusError) -> T) throws(BusError) -> [T] {
         try enter("a", element)
@@ -275,6 +284,12 @@ public struct BusWriter {
     public func int64(_ value: Int64) throws(BusError) { try basic(UInt8(ascii: "x"), value) }
     /// Appends a `t`.
     public func uint64(_ value: UInt64) throws(BusError) { try basic(UInt8(ascii: "t"), value) }
+
+    /// Appends an `ay` of `bytes` in one copy.
+    public func bytes(_ bytes: UnsafeRawBufferPointer) throws(BusError) {
+        let rc = sd_bus_message_append_array(message, CChar(bitPattern: UInt8(ascii: "y")), bytes.baseAddress, bytes.count)
+        guard rc >= 0 else { throw .system("sd_bus_message_append_array(y)", code: rc) }
+    }
 
     /// Opens a container (`a`, `r`, `e`, `v`) with `contents`, runs `body`, and closes it.
     public func container(_ type: Character, _ contents: String, _ body: () throws(BusError) -> Void) throws(BusError) {

@@ -36,6 +36,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     var limiter: CallLimiter
     var guards = OveruseGuards()
     var statistics = Statistics()
+    /// The clips clients registered, each client's own.
+    var audio = AudioStore()
     /// The app ids each client used (to drop an app's guards when its last client leaves).
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
@@ -333,6 +335,7 @@ public final class HapticsDaemon: @unchecked Sendable {
             players.stop(record, reason: "client-vanished")
         }
         limiter.forget(name)
+        audio.forget(name)
         clientUsers[name] = nil
         if !owned.isEmpty { scheduleTrim() }
         let apps = clientApps.removeValue(forKey: name) ?? []

@@ -102,8 +102,9 @@ struct Play: ParsableCommand {
                 try engine.registerAudioResource(clip, named: path)
                 registered += 1
             } catch {
-                guard case .audioResourcesThroughService = error else { throw error }
-                notes.append("\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s") not played: \(HapticEngineError.audioResourcesThroughService)")
+                // A service started before an upgrade that brought clips: the haptics still play.
+                guard case .serviceFailure(let name, _) = error, name == "org.freedesktop.DBus.Error.UnknownMethod" else { throw error }
+                notes.append("\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s") not played: the running hapticsd predates clips; restart it")
                 return notes
             }
         }

@@ -213,6 +213,17 @@ typedef struct haptics_client_v1 {
      */
     int (* _Nullable describe_device)(void * _Nullable instance, const char * _Nonnull device_id, haptics_device_info_v1 * _Nonnull info,
                                       haptics_client_error_v1 * _Nullable error);
+    /**
+     * Appended after `describe_device` (required likewise): registers a clip for this connection's
+     * AHAP `AudioCustom` events, which name it as their `EventWaveformPath` (`name`); the service
+     * plays it on waveform devices. `samples` holds `frame_count` frames of `channels` (1 or 2)
+     * interleaved floats at `rate_hz` (1000…384000), at most 60 s. Replaces the connection's clip of
+     * that name; the service drops them all when the connection closes. Fills `*id`.
+     */
+    int (* _Nullable register_audio)(void * _Nullable instance, const char * _Nonnull name, const float * _Nonnull samples, uint64_t frame_count,
+                                     uint32_t channels, uint32_t rate_hz, uint64_t * _Nonnull id, haptics_client_error_v1 * _Nullable error);
+    /** Forgets clip `id` of this connection's (players made before keep playing it). */
+    int (* _Nullable unregister_audio)(void * _Nullable instance, uint64_t id, haptics_client_error_v1 * _Nullable error);
 } haptics_client_v1;
 
 /**

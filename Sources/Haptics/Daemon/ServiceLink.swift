@@ -55,7 +55,8 @@ final class ServiceLink: @unchecked Sendable {
             ("play_effect", table.play_effect != nil), ("play_pattern", table.play_pattern != nil), ("create_player", table.create_player != nil),
             ("player_command", table.player_command != nil), ("player_set", table.player_set != nil), ("player_get", table.player_get != nil),
             ("send_parameters", table.send_parameters != nil), ("schedule_curve", table.schedule_curve != nil), ("stop_all", table.stop_all != nil),
-            ("destroy", table.destroy != nil), ("describe_device", table.describe_device != nil),
+            ("destroy", table.destroy != nil), ("describe_device", table.describe_device != nil), ("register_audio", table.register_audio != nil),
+            ("unregister_audio", table.unregister_audio != nil),
         ]
         if let missing = functions.first(where: { !$0.1 }) {
             table.destroy?(table.instance)
@@ -131,6 +132,21 @@ final class ServiceLink: @unchecked Sendable {
         var player: UInt64 = 0
         try perform { table.play_pattern!(table.instance, deviceID, ahap, intensity, &player, $0) }
         return player
+    }
+
+    /// Registers `clip` as this connection's `name` with the service; its id there.
+    func registerAudio(_ clip: AudioClip, named name: String) throws(HapticEngineError) -> UInt64 {
+        var id: UInt64 = 0
+        let frames = UInt64(clip.frameCount), channels = UInt32(clip.channelCount), rate = UInt32(clip.sampleRate.rounded())
+        try clip.samples.withUnsafeBufferPointer { (samples) throws(HapticEngineError) in
+            try perform { table.register_audio!(table.instance, name, samples.baseAddress!, frames, channels, rate, &id, $0) }
+        }
+        return id
+    }
+
+    /// Forgets this connection's clip `id` on the service.
+    func unregisterAudio(_ id: UInt64) throws(HapticEngineError) {
+        try perform { table.unregister_audio!(table.instance, id, $0) }
     }
 
     func createPlayer(deviceID: String, ahap: String) throws(HapticEngineError) -> UInt64 {

@@ -16,11 +16,14 @@ extension HapticEngine {
     /// `haptic-cal play` registers each file an AHAP file names, decoded, under the path as the
     /// file writes it (relative paths from the AHAP file's directory).
     ///
-    /// - Throws: ``HapticEngineError/audioResourcesThroughService`` for an engine playing through
-    ///   hapticsd, which does not take clips yet.
+    /// Through hapticsd the clip is sent to the service (`RegisterAudio`), where it is this
+    /// connection's alone and bounded (Docs/Daemon.md).
+    ///
+    /// - Throws: through hapticsd, ``HapticEngineError/serviceFailure(name:message:)`` when the
+    ///   service refuses it (over its budget; a service that predates clips: `UnknownMethod`).
     @discardableResult
     public func registerAudioResource(_ clip: AudioClip, named name: String) throws(HapticEngineError) -> AudioResourceID {
-        if remote != nil { throw .audioResourcesThroughService }
+        if let remote { return AudioResourceID(rawValue: try remote.client.registerAudio(clip, named: name)) }
         return audioResources.withLock { resources in
             let id = resources.nextID
             resources.nextID += 1
@@ -37,6 +40,10 @@ extension HapticEngine {
     /// - Throws: ``HapticEngineError/unknownAudioResource(_:)`` for an id not registered (or
     ///   already unregistered, or replaced by a later registration of its name).
     public func unregisterAudioResource(_ id: AudioResourceID) throws(HapticEngineError) {
+        if let remote {
+            try remote.client.unregisterAudio(id.rawValue)
+            return
+        }
         let found = audioResources.withLock { resources -> Bool in
             guard let name = resources.names.removeValue(forKey: id.rawValue) else { return false }
             resources.byName[name] = nil

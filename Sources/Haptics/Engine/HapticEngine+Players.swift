@@ -3,10 +3,12 @@ import Synchronization
 
 /// The player table: registering patterns, starting them now or later, commands, release.
 extension HapticEngine {
-    func register(_ pattern: HapticPattern) -> UInt64 {
+    /// Makes a player of `pattern` in the table; its `AudioCustom` events find `clips` by name, or
+    /// by default the engine's registered clips.
+    func register(_ pattern: HapticPattern, clips given: [String: AudioClip]? = nil) -> UInt64 {
         // Built before the lock: a pattern of tens of thousands of events takes a while, and the
         // scheduler thread and every other player wait for the lock.
-        let clips = pattern.events.contains { $0.type == .audioCustom } ? audioResources.withLock { $0.byName } : [:]
+        let clips = pattern.events.contains { $0.type == .audioCustom } ? given ?? audioResources.withLock { $0.byName } : [:]
         let timeline = PatternTimeline(pattern: pattern, clips: clips)
         return core.withLock { core in
             let id = core.nextPlayerID

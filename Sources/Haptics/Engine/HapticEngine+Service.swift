@@ -16,10 +16,18 @@ extension HapticEngine {
     /// application's scale), changeable while it plays with ``setIntensityScale(_:of:)``. It starts
     /// muted when `muted`, and calls `completion` as ``HapticAdvancedPatternPlayer/completionHandler``
     /// does; set up in one step, without an engine pass, so a service's start is not delayed.
+    /// `clips`, when given, are the clips its `AudioCustom` events find by name instead of the
+    /// engine's registered ones (a service's client's own).
     public func makeAdvancedPlayer(
-        with pattern: HapticPattern, intensityScale: Double, muted: Bool = false, completion: (@Sendable ((any Error)?) -> Void)? = nil
+        with pattern: HapticPattern, intensityScale: Double, muted: Bool = false, clips: [String: AudioClip]? = nil,
+        completion: (@Sendable ((any Error)?) -> Void)? = nil
     ) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
-        let player = try makeAdvancedPlayer(with: pattern)
+        let player: any HapticAdvancedPatternPlayer
+        if let clips, remote == nil {
+            player = PatternPlayer(engine: self, id: register(pattern, clips: clips))
+        } else {
+            player = try makeAdvancedPlayer(with: pattern)
+        }
         guard let local = player as? PatternPlayer else { return player }
         let clamped = intensityScale.isFinite ? min(max(intensityScale, 0), 1) : 0
         _ = updatePlayer(local.id, render: false) { state, _ in

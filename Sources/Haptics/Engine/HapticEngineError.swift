@@ -18,8 +18,6 @@ public enum HapticEngineError: Error, Sendable, Hashable, CustomStringConvertibl
     case serviceFailure(name: String, message: String)
     /// An engine's devices must all be hapticsd's or all this process's.
     case mixedDevices
-    /// The engine plays through hapticsd, which does not take audio resources yet.
-    case audioResourcesThroughService
     /// No audio resource has this id (never registered, or unregistered).
     case unknownAudioResource(AudioResourceID)
 
@@ -34,8 +32,6 @@ public enum HapticEngineError: Error, Sendable, Hashable, CustomStringConvertibl
         case .playerReleased: "the player was released"
         case .serviceFailure(let name, let message): "hapticsd: \(message) [\(name)]"
         case .mixedDevices: "an engine cannot mix devices hapticsd owns with devices this process opened; open them all through one HapticSystem"
-        case .audioResourcesThroughService:
-            "hapticsd does not take audio resources yet: open the device in this process (HapticSystem's daemon setting .never, or stop hapticsd) to play AudioCustom events"
         case .unknownAudioResource(let id): "no audio resource \(id.rawValue) is registered with this engine"
         }
     }

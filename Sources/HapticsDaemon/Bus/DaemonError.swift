@@ -107,6 +107,16 @@ public enum DaemonError {
                 : "client \(client) has a pattern being parsed already; send the next when its reply has come")
     }
 
+    /// A clip the service cannot hold: the client's or the service's clip budget (``AudioStore``).
+    public static func audioBudget(_ client: String, _ problem: String) -> BusError {
+        BusError(name: prefix + "OverBudget", message: "client \(client) \(problem)")
+    }
+
+    /// No clip of the caller's has this id.
+    public static func unknownAudio(_ id: UInt64) -> BusError {
+        BusError(name: prefix + "UnknownAudio", message: "no clip \(id) is registered by this connection (unregistered, replaced under its name, or another client's)")
+    }
+
     /// Too many players at once for one client.
     public static func tooManyPlayers(_ client: String, limit: Int) -> BusError {
         BusError(name: prefix + "TooManyPlayers", message: "client \(client) holds \(limit) players, the most allowed; release players it no longer needs")

@@ -168,6 +168,16 @@ public func managerStopAll(_ message: OpaquePointer?, _ userdata: UnsafeMutableR
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.stopAll(call) }
 }
 
+@_cdecl("hapticsd_manager_register_audio")
+public func managerRegisterAudio(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
+    method(message, userdata, error) { daemon, call throws(BusError) in try daemon.registerAudio(call) }
+}
+
+@_cdecl("hapticsd_manager_unregister_audio")
+public func managerUnregisterAudio(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
+    method(message, userdata, error) { daemon, call throws(BusError) in try daemon.unregisterAudio(call) }
+}
+
 @_cdecl("hapticsd_manager_set_app_policy")
 public func managerSetAppPolicy(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.setAppPolicy(call) }

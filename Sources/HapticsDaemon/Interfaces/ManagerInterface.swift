@@ -114,9 +114,11 @@ extension HapticsDaemon {
 
     /// `GetStatistics() → a{sv} statistics`.
     func getStatistics(_ call: BusMessage) throws(BusError) {
-        let entries = statistics.entries(
+        var entries = statistics.entries(
             players: players.records.count, clients: clients.count, guards: guards.count, devices: devices.devices.count,
             uptime: HapticInstant.monotonicNow().seconds(since: started))
+        entries.append(("audio-clips", .uint32(UInt32(audio.count))))
+        entries.append(("audio-bytes", .uint64(UInt64(audio.bytes))))
         try reply(call) { writer throws(BusError) in try writer.dictionary(entries) }
     }
 
@@ -321,6 +323,58 @@ extension HapticsDaemon {
         try parseThenReply(call, for: record, on: engine, appScale: policy.appScale(app: app), tail: { _ throws(BusError) in PlayOptions() }) { _, _ throws(BusError) in }
     }
 
+    /// `RegisterAudio(s app_id, s name, u rate_hz, u channels, ay samples) → t id`: a clip of the
+    /// caller's that its patterns' `AudioCustom` events name as `EventWaveformPath` (``AudioStore``).
+    /// The samples are 32-bit little-endian floats, interleaved; the bytes count against the
+    /// caller's byte rate as a document's do, and the clip against its and the service's budgets.
+    func registerAudio(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let app = try Validation.appID(try arguments.string())
+        let name = try arguments.string()
+        guard (1...4096).contains(name.utf8.count) else {
+            throw DaemonError.invalidArgument("name", "a clip's name is the EventWaveformPath its events give, 1…4096 bytes; found \(name.utf8.count)")
+        }
+        let rate = try arguments.uint32(), channels = try arguments.uint32()
+        guard (1...2).contains(channels) else {
+            throw DaemonError.invalidArgument("channels", "\(channels) channels; a clip is mono (1) or stereo (2: left and right actuators)")
+        }
+        guard AudioClip.sampleRates.contains(Double(rate)) else {
+            throw DaemonError.invalidArgument("rate_hz", "\(rate) Hz is outside 1000…384000 Hz")
+        }
+        let sender = call.sender ?? ""
+        try noteClient(call, app: app)
+        let now = HapticInstant.monotonicNow()
+        try limiter.admitBytes(sender, at: now)
+        let frameBytes = 4 * Int(channels)
+        let (clip, bytes) = try arguments.bytes { raw throws(BusError) -> (AudioClip, Int) in
+            guard raw.count.isMultiple(of: frameBytes) else {
+                throw DaemonError.invalidArgument("samples", "\(raw.count) bytes are not whole frames of \(frameBytes) bytes (\(channels) × a 32-bit little-endian float)")
+            }
+            // Refused before anything is copied: too long for a clip, or past a budget.
+            let seconds = Double(raw.count / frameBytes) / Double(rate)
+            guard seconds <= AudioClip.maximumDuration else {
+                throw DaemonError.invalidArgument("samples", "\((seconds * 10).rounded() / 10) s long; a clip is at most \(Int(AudioClip.maximumDuration)) s")
+            }
+            try audio.admit(sender, name: name, adding: raw.count)
+            let samples = (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+            do {
+                return (try AudioClip(interleaved: samples, channelCount: Int(channels), sampleRate: Double(rate), name: name), raw.count)
+            } catch {
+                throw DaemonError.invalidArgument("samples", "\(error)")
+            }
+        }
+        limiter.chargeBytes(sender, bytes, at: now)
+        let id = try audio.register(sender, name: name, clip: clip)
+        try reply(call) { writer throws(BusError) in try writer.uint64(id) }
+    }
+
+    /// `UnregisterAudio(t id)`: forgets one of the caller's clips.
+    func unregisterAudio(_ call: BusMessage) throws(BusError) {
+        let id = try call.reader.uint64()
+        guard audio.unregister(call.sender ?? "", id: id) else { throw DaemonError.unknownAudio(id) }
+        try reply(call)
+    }
+
     /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
     static func pattern(fromAHAP text: String) throws(BusError) -> HapticPattern {
         guard text.utf8.count <= maximumAHAPBytes else {
@@ -366,6 +420,7 @@ extension HapticsDaemon {
         let message = LentMessage(pointer: call.pointer)
         let queue = self.queue, maker = players.maker, id = record.id, device = record.deviceID
         let holding = players.elements(ownedBy: sender), limit = options.maxElementsPerClient
+        let clips = audio.clips(of: sender)
         let muted = !policy.isEnabled(app: record.appID)
         parser.async {
             var bytes = 0
@@ -376,7 +431,7 @@ extension HapticsDaemon {
                 let options = try tail(arguments)
                 let pattern = try HapticsDaemon.pattern(fromAHAP: text)
                 try Self.checkElements(of: pattern, for: sender, holding: holding, limit: limit)
-                let player = try maker.make(id, pattern: pattern, engine: engine, scale: options.intensity * appScale, muted: muted, device: device)
+                let player = try maker.make(id, pattern: pattern, engine: engine, scale: options.intensity * appScale, muted: muted, device: device, clips: clips)
                 return Made(pattern: pattern, player: player, options: options)
             }
             queue.post { [bytes] in pending.value.finish(made, bytes: bytes) }

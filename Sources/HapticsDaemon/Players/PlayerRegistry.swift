@@ -89,13 +89,15 @@ final class PlayerRegistry {
         let queue: WakeupQueue
         let registry: UncheckedMain<PlayerRegistry>
 
-        /// The engine's player for record `id`, from `pattern` on `engine`, scaled and muted as given.
+        /// The engine's player for record `id`, from `pattern` on `engine`, scaled and muted as given;
+        /// its `AudioCustom` events find `clips` (its client's, ``AudioStore``) by name.
         func make(
-            _ id: UInt64, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool, device: String
+            _ id: UInt64, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool, device: String,
+            clips: [String: AudioClip] = [:]
         ) throws(BusError) -> any HapticAdvancedPatternPlayer {
             let queue = self.queue, registry = self.registry
             do {
-                return try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted) { error in
+                return try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted, clips: clips) { error in
                     queue.post { registry.value.playerFinished(id, error: error) }
                 }
             } catch {
