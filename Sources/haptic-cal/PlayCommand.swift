@@ -78,21 +78,25 @@ struct Play: ParsableCommand {
 
     /// Decodes the clips `pattern`'s `AudioCustom` events name (paths relative to the AHAP file's
     /// directory) and registers each with `engine` under the path as the file writes it, when the
-    /// device is a waveform device; returns notes on what will not be played, and why.
+    /// device is a waveform device (which plays `AudioContinuous` events too); returns notes on
+    /// what will not be played, and why.
     func registerClips(of pattern: HapticPattern, on description: DeviceDescription, engine: HapticEngine) throws -> [String] {
         let custom = pattern.events.filter { $0.type == .audioCustom }
-        let continuous = pattern.events.filter { $0.type == .audioContinuous }
         var notes: [String] = []
-        if !continuous.isEmpty {
-            notes.append("\(continuous.count) AudioContinuous event\(continuous.count == 1 ? "" : "s") not played: only AudioCustom clips play, on waveform devices")
-        }
-        guard !custom.isEmpty else { return notes }
         guard description.sampleStream != nil else {
-            notes.append(
-                "\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s") not played: \(description.id) is a motor device; "
-                    + "clips play on waveform devices (voice coils, the DualSense's coils, a transducer on a sound card)")
+            let audio = pattern.events.filter { !$0.type.isHaptic }
+            if !audio.isEmpty {
+                let kinds = Set(audio.map(\.type.rawValue)).sorted().joined(separator: ", ")
+                notes.append(
+                    "\(audio.count) audio event\(audio.count == 1 ? "" : "s") (\(kinds)) not played: \(description.id) is a motor device; "
+                        + "audio events play on waveform devices (voice coils, the DualSense's coils, a transducer on a sound card)")
+            }
             return notes
         }
+        if pattern.events.contains(where: { $0.type == .audioContinuous && $0.parameters.contains { $0.id == .audioBrightness || $0.id == .audioPan } }) {
+            notes.append("AudioBrightness and AudioPan of AudioContinuous events not applied: each plays as a sine in the coil's band")
+        }
+        guard !custom.isEmpty else { return notes }
         let directory = what.map { ($0 as NSString).deletingLastPathComponent } ?? "."
         var registered = 0
         for path in Set(custom.compactMap(\.waveformPath)).sorted() {

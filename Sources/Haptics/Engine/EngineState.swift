@@ -218,6 +218,7 @@ struct DeviceOutput: Sendable {
     mutating func mixVoices(scale: Double) {
         for index in voices.indices {
             let voice = voices[index]
+            if voice.audio, !takesClips { continue }
             mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &mixed)
         }
     }
@@ -253,7 +254,7 @@ struct DeviceOutput: Sendable {
         var drives: [ChannelDrive]?
         if !voices.isEmpty {
             var frame = [ChannelDrive](repeating: .off, count: lastDrives.count)
-            for voice in voices {
+            for voice in voices where !voice.audio || takesClips {
                 mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &frame)
             }
             drives = quantized(frame)

@@ -154,7 +154,7 @@ extension HapticEngine {
                     startWindow: outputs[index].mapper.startWindow)
                 guard !voices.isEmpty else { continue }
                 var mixed = outputs[index].lastDrives
-                for voice in voices {
+                for voice in voices where !voice.audio || outputs[index].takesClips {
                     outputs[index].mapper.mix(intensity: voice.intensity * scale, sharpness: voice.sharpness, gain: voice.gain, starting: voice.starting, into: &mixed)
                 }
                 desired = outputs[index].quantized(mixed)

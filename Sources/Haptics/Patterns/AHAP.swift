@@ -45,7 +45,7 @@ extension HapticPattern {
     /// Reads AHAP from UTF-8 bytes.
     ///
     /// Accepted as real files have them: trailing commas, no `Version`, integers where floats are
-    /// expected, events out of time order, curves before events, audio events (kept, not rendered),
+    /// expected, events out of time order, curves before events, audio events (kept; played on waveform devices),
     /// negative control values (clamped), unknown `Metadata` and other unknown keys (kept or ignored).
     /// Rejected with the JSON path: a document that is not a pattern (a lone `Event` object or
     /// `EventParameters` array), unknown pattern item kinds (`ParameterCurves`), unknown parameter

@@ -6,12 +6,14 @@ public struct HapticEvent: Sendable, Hashable {
         case hapticTransient = "HapticTransient"
         /// A vibration lasting ``HapticEvent/duration`` (at most ``HapticEvent/maximumContinuousDuration``).
         case hapticContinuous = "HapticContinuous"
-        /// A continuous audio event: kept in the pattern, not rendered by haptic devices.
+        /// A continuous audio event (a synthesized tone): played on waveform devices as a sine in the
+        /// actuator's band (its pitch as sharpness, its volume as intensity); motors leave it out.
         case audioContinuous = "AudioContinuous"
-        /// A custom audio event playing ``HapticEvent/waveformPath``: kept, not rendered by haptic devices.
+        /// A custom audio event playing the clip registered as ``HapticEvent/waveformPath``
+        /// (``HapticEngine/registerAudioResource(_:named:)``) on waveform devices; motors leave it out.
         case audioCustom = "AudioCustom"
 
-        /// Whether haptic devices render this event.
+        /// Whether every device renders this event (the audio events play on waveform devices only).
         public var isHaptic: Bool { self == .hapticTransient || self == .hapticContinuous }
     }
 

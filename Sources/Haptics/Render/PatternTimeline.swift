@@ -89,6 +89,8 @@ struct Voice: Sendable, Hashable {
     /// threshold is driven at least at it, so the actuator breaks away from rest and then holds
     /// the lower drive asked for (``DriveMapper``).
     var starting = false
+    /// The summed `AudioContinuous` events: a tone only waveform devices play (``DeviceOutput/takesClips``).
+    var audio = false
 }
 
 /// A pattern prepared for rendering: its haptic events in time order and its control tracks.
@@ -115,6 +117,9 @@ final class PatternTimeline: Sendable {
         var decay: Double
         var release: Double
         var sustained: Bool
+        /// An `AudioContinuous` event: its volume is the intensity and its pitch (-1 … 1) the
+        /// sharpness (0 … 1); the haptic controls do not touch it.
+        var audio = false
     }
 
     /// An `AudioCustom` event whose clip was found: played on waveform devices.
@@ -141,12 +146,14 @@ final class PatternTimeline: Sendable {
     /// audio event with no duration plays its clip once; one with a duration is cut there, or
     /// loops until then (`EventWaveformLoopEnabled`).
     init(pattern: HapticPattern, clips: [String: AudioClip] = [:]) {
-        events = pattern.hapticEvents.map { event in
-            Event(
-                start: event.relativeTime, duration: event.type == .hapticTransient ? 0 : event.duration,
-                transient: event.type == .hapticTransient, intensity: event.value(of: .hapticIntensity),
-                sharpness: event.value(of: .hapticSharpness), attack: event.value(of: .attackTime), decay: event.value(of: .decayTime),
-                release: event.value(of: .releaseTime), sustained: event.value(of: .sustained) >= 0.5)
+        events = pattern.events.filter { $0.type.isHaptic || $0.type == .audioContinuous }.sorted { $0.relativeTime < $1.relativeTime }.map { event in
+            let audio = event.type == .audioContinuous
+            return Event(
+                start: event.relativeTime, duration: event.type == .hapticTransient ? 0 : min(event.duration, HapticEvent.maximumContinuousDuration),
+                transient: event.type == .hapticTransient, intensity: event.value(of: audio ? .audioVolume : .hapticIntensity),
+                sharpness: audio ? (min(max(event.value(of: .audioPitch), -1), 1) + 1) / 2 : event.value(of: .hapticSharpness),
+                attack: event.value(of: .attackTime), decay: event.value(of: .decayTime), release: event.value(of: .releaseTime),
+                sustained: event.value(of: .sustained) >= 0.5, audio: audio)
         }
         var controls = ControlSet()
         controls.apply(parameters: pattern.parameters, curves: pattern.parameterCurves, offset: 0)
@@ -213,7 +220,9 @@ final class PatternTimeline: Sendable {
     ) -> (next: Double?, active: Bool) {
         // The pattern sets no control (no dynamic parameter, no curve): each is at its default.
         let untouched = controls.isUntouched
-        func control(_ which: HapticControl, _ at: Double) -> Double {
+        func control(_ which: HapticControl, _ at: Double, audio: Bool = false) -> Double {
+            // The haptic controls leave an audio event alone.
+            if audio { return which == .intensity ? 1 : 0 }
             let own = untouched ? which.defaultValue : controls.value(which, at: at)
             guard let sent = external?[which.rawValue] else { return own }
             return which == .intensity ? own * sent : own + sent
@@ -222,6 +231,7 @@ final class PatternTimeline: Sendable {
         var ramping = false
         var active = false
         var summed = 0.0, weightedSharpness = 0.0
+        var audioSummed = 0.0, audioSharpness = 0.0
         var starting = false
 
         // Events starting after `time` only matter for the next breakpoint: the first of them.
@@ -248,9 +258,9 @@ final class PatternTimeline: Sendable {
                 next = min(next, event.start + (kick ? shape.overdriveDuration : shape.duration))
                 continue
             }
-            let attack = Self.envelopeTime(event.attack, control: control(.attack, time))
-            var release = Self.envelopeTime(event.release, control: control(.release, time))
-            let decay = Self.envelopeTime(event.decay, control: control(.decay, time))
+            let attack = Self.envelopeTime(event.attack, control: control(.attack, time, audio: event.audio))
+            var release = Self.envelopeTime(event.release, control: control(.release, time, audio: event.audio))
+            let decay = Self.envelopeTime(event.decay, control: control(.decay, time, audio: event.audio))
             var attackEnd = attack
             let length: Double
             var envelope: Double
@@ -283,7 +293,12 @@ final class PatternTimeline: Sendable {
             }
             next = min(next, event.start + length)
             active = true
-            let intensity = event.intensity * max(envelope, 0) * control(.intensity, time)
+            let intensity = event.intensity * max(envelope, 0) * control(.intensity, time, audio: event.audio)
+            if event.audio {
+                audioSummed += intensity
+                audioSharpness += intensity * event.sharpness
+                continue
+            }
             if age < startWindow {
                 starting = true
                 next = min(next, event.start + startWindow)
@@ -293,6 +308,9 @@ final class PatternTimeline: Sendable {
         }
         if summed > 0 {
             voices.append(Voice(intensity: min(summed, 1), sharpness: weightedSharpness / summed, gain: 1, starting: starting))
+        }
+        if audioSummed > 0 {
+            voices.append(Voice(intensity: min(audioSummed, 1), sharpness: audioSharpness / audioSummed, gain: 1, audio: true))
         }
         // A control moving under an event changes the output even when it is silent this instant.
         if active, !untouched, controls.isRamping(at: time) { ramping = true }
@@ -316,7 +334,7 @@ extension HapticPattern {
         var result: [(time: Double, intensity: Double, sharpness: Double)] = []
         var time = 0.0
         while time <= length + spacing {
-            let strongest = timeline.evaluate(at: time, shape: shape, external: nil, step: 0.001).voices.max { $0.intensity < $1.intensity }
+            let strongest = timeline.evaluate(at: time, shape: shape, external: nil, step: 0.001).voices.filter { !$0.audio }.max { $0.intensity < $1.intensity }
             result.append((time, strongest?.intensity ?? 0, strongest?.sharpness ?? 0))
             time += spacing
         }

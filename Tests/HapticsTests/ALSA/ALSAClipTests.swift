@@ -1,6 +1,7 @@
 import Foundation
 import Haptics
 import HapticsAudioFile
+import HapticsTools
 import Testing
 
 /// AHAP `AudioCustom` clips through the engine, `libhaptics-alsa.so` and alsa-lib's `file` PCM:
@@ -116,6 +117,44 @@ struct ALSAClipTests {
         let span = try #require(Signal.extent(coil))
         let seconds = Double(span.count) / rig.rate
         #expect(seconds > 0.19 && seconds < 0.23, "sounded \(seconds) s of a 1 s clip stopped at 0.2 s")
+    }
+
+    @Test("an AudioContinuous event on a coil: a sine at its pitch's place in the coil's band, at its volume, for its duration; a motor plays nothing of it")
+    func audioContinuous() throws {
+        func tone(pitch: Double, volume: Double) throws -> [Float] {
+            let rig = try pcm.rig()
+            let event = HapticEvent(
+                eventType: .audioContinuous, parameters: [.init(parameterID: .audioVolume, value: volume), .init(parameterID: .audioPitch, value: pitch)],
+                relativeTime: 0, duration: 0.2)
+            try pcm.play(try HapticPattern(events: [event]), on: rig, for: 0.5)
+            return try pcm.read(rig)[1]
+        }
+        for (pitch, frequency) in [(-1.0, 112.5), (1.0, 225.0)] {
+            let coil = try tone(pitch: pitch, volume: 1)
+            let span = try #require(Signal.extent(coil))
+            #expect(abs(Double(span.count) / 48_000 - 0.2) < 0.012, "pitch \(pitch): sounded \(Double(span.count) / 48_000) s")
+            let middle = coil[(span.lowerBound + 960)..<(span.upperBound - 960)]
+            // The uncalibrated band of a 150 Hz coil: 112.5…225 Hz, its ends for pitch -1 and 1.
+            #expect(abs(Signal.peak(of: middle, in: 90...260, rate: 48_000) - frequency) <= 1, "pitch \(pitch)")
+            #expect(abs(Signal.amplitude(of: middle, at: frequency, rate: 48_000) - 1) < 0.03, "volume 1 is full scale")
+        }
+        let quiet = try tone(pitch: 0, volume: 0.3)
+        let span = try #require(Signal.extent(quiet))
+        let level = Signal.amplitude(of: quiet[(span.lowerBound + 960)..<(span.upperBound - 960)], at: 112.5 * 2.0.squareRoot(), rate: 48_000)
+        #expect(level > 0.05 && level < 0.6, "volume 0.3: amplitude \(level)")
+
+        // On a motor (the recording LRA) the same pattern sends no drive.
+        let output = TestSupport.makeTemporaryDirectory("audio-continuous") + "/rec.jsonl"
+        let system = TestSupport.recordingSystem(devices: "lra", output: output)
+        let device = try system.openDevice("recording:lra")
+        let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
+        let event = HapticEvent(eventType: .audioContinuous, relativeTime: 0, duration: 0.1)
+        try engine.makePlayer(with: try HapticPattern(events: [event])).start(atTime: 0)
+        usleep(300_000)
+        engine.stop()
+        device.close()
+        let frames = try Recording(contentsOf: output).frames(for: "recording:lra")
+        #expect(frames.allSatisfy { $0.frame.isSilent }, "\(frames.count) frames, \(frames.filter { !$0.frame.isSilent }.count) not silent")
     }
 
     @Test("haptic-cal play: an AHAP file's AudioCustom clip, a WAV beside it, plays on the coil; a missing clip file is an error naming it")
