@@ -10,20 +10,26 @@ import Glibc
 enum WaveformBenchmarks {
     static func run(quick: Bool) throws {
         print("haptics-bench waveform\(quick ? " (quick)" : "") — \(ProcessInfo.processInfo.activeProcessorCount) cores, pid \(getpid())\n")
-        renderCost(blocks: quick ? 2_000 : 20_000)
+        try renderCost(blocks: quick ? 2_000 : 20_000)
         try streamCPU(seconds: quick ? 2 : 10)
     }
 
     // MARK: - Render cost
 
     /// A DualSense's stream: 2 coils, 48 kHz, 240-frame (5 ms) blocks, the sharpness sweeping (a
-    /// frequency change every block), beside a bare loop that only writes `sin` into the same buffer.
-    static func renderCost(blocks: Int) {
+    /// frequency change every block), beside a bare loop that only writes `sin` into the same buffer,
+    /// and the same stream with a stereo 44.1 kHz clip (AHAP `AudioCustom`) mixed in, rate-converted.
+    static func renderCost(blocks: Int) throws {
         let period = 240
         let coil = ChannelDescription(name: "coil", actuator: .voiceCoil, amplitudeSteps: 32_768, frequencyRange: 20...400, resonantFrequency: 150)
         var synth = WaveformSynth(rate: 48_000, channels: [coil, coil])
+        var withClip = WaveformSynth(rate: 48_000, channels: [coil, coil])
+        let clipSamples = (0..<88_200).map { Float(0.3 * sin(Double($0) * 0.01)) }
+        let clip = try AudioClip(interleaved: clipSamples, channelCount: 2, sampleRate: 44_100)
+        var clips = InlineClips.none
+        clips.append(ClipVoice(clip: clip, start: .init(nanoseconds: 0), gain: 0.8, length: 3_600, loops: true), startFrame: 0)
         var buffer = [Float](repeating: 0, count: period * 2)
-        var synthTimes: [Double] = [], bareTimes: [Double] = []
+        var synthTimes: [Double] = [], bareTimes: [Double] = [], clipTimes: [Double] = []
         var phase = [0.0, 0.0]
         // Alternated block by block, so both see the same machine.
         for block in 0..<blocks {
@@ -44,10 +50,14 @@ enum WaveformBenchmarks {
                 }
             }
             let end = HapticInstant.monotonicNow()
+            withClip.schedule(at: withClip.position + 17, drives: drives, clips: clips)
+            buffer.withUnsafeMutableBufferPointer { withClip.render(into: $0, frames: period) }
+            let last = HapticInstant.monotonicNow()
             synthTimes.append(Double(middle.nanoseconds(since: start)))
             bareTimes.append(Double(end.nanoseconds(since: middle)))
+            clipTimes.append(Double(last.nanoseconds(since: end)))
         }
-        let synthStats = Stats(synthTimes), bareStats = Stats(bareTimes)
+        let synthStats = Stats(synthTimes), bareStats = Stats(bareTimes), clipStats = Stats(clipTimes)
         let perSecond = synthStats.p50 * 48_000 / Double(period) / 1e9
         table(
             "Render cost per block (2 channels × 240 frames = 5 ms at 48 kHz; \(blocks) blocks, alternated)",
@@ -56,6 +66,11 @@ enum WaveformBenchmarks {
                 ["WaveformSynth.render (a change every block)", us(synthStats.p50), us(synthStats.p90), ns(synthStats.p50 / Double(period)), percent(perSecond)],
                 ["bare sin() per sample, two channels", us(bareStats.p50), us(bareStats.p90), ns(bareStats.p50 / Double(period)), percent(bareStats.p50 * 200 / 1e9)],
                 ["ratio", String(format: "%.2f×", synthStats.p50 / bareStats.p50), "", "", ""],
+                [
+                    "the same with a stereo 44.1 kHz clip mixed in", us(clipStats.p50), us(clipStats.p90), ns(clipStats.p50 / Double(period)),
+                    percent(clipStats.p50 * 200 / 1e9),
+                ],
+                ["clip ÷ synth alone", String(format: "%.2f×", clipStats.p50 / synthStats.p50), "", "", ""],
             ])
     }
 
