@@ -1,8 +1,8 @@
 /// Sony DualSense and DualSense Edge (PS5 controllers), in the DualShock-compatible rumble mode.
 ///
 /// The DualSense has voice-coil actuators, not motors; its firmware emulates two rumble motors from
-/// two bytes when the report selects "compatible vibration". Adaptive-trigger effects are not rumble and
-/// are not encoded here, so the trigger values of a `RumbleState` are ignored.
+/// two bytes when the report selects "compatible vibration". Adaptive-trigger effects are not rumble:
+/// they have their own report (`DualSenseTrigger.swift`), so the trigger values of a `RumbleState` are ignored.
 ///
 /// Sources (the Linux kernel's drivers/hid/hid-playstation.c): `struct
 /// dualsense_output_report_common/_bt/_usb`, the `DS_OUTPUT_*` defines, `dualsense_output_worker`,
