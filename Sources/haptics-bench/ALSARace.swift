@@ -115,13 +115,17 @@ enum ALSARace {
             while spinning.load(ordering: .relaxed) { x = x * 1.000001 + 1 }
             _ = x
         }
+        // Back-to-back events of at most 10 s: one continuous event lasts at most 30 s
+        // (HapticEvent.maximumContinuousDuration), and a longer run would measure a stream that ended.
+        let pieces = Int((options.xrunSeconds / 10).rounded(.up))
         let player = try engine.makePlayer(
-            with: try HapticPattern(events: [
-                HapticEvent(
-                    eventType: .hapticContinuous,
-                    parameters: [.init(parameterID: .hapticIntensity, value: 0.8), .init(parameterID: .hapticSharpness, value: 0.5)],
-                    relativeTime: 0, duration: options.xrunSeconds)
-            ]))
+            with: try HapticPattern(
+                events: (0..<pieces).map { piece in
+                    HapticEvent(
+                        eventType: .hapticContinuous,
+                        parameters: [.init(parameterID: .hapticIntensity, value: 0.8), .init(parameterID: .hapticSharpness, value: 0.5)],
+                        relativeTime: Double(piece) * 10, duration: min(10, options.xrunSeconds - Double(piece) * 10))
+                }))
         let before = (device.actuator as? PluginActuator)?.underruns ?? 0
         try player.start(atTime: 0)
         HIDRace.pause(0.5)
