@@ -16,17 +16,7 @@ struct DaemonWaveformTests {
     func coilThroughService() throws {
         let devices = TestSupport.makeTemporaryDirectory("alsad")
         let raw = devices + "/out.raw"
-        try """
-            {"format": 1, "name": "testcoil", "description": "A coil on a file PCM", "pcm": "file:FILE=\(raw),FORMAT=raw",
-             "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3, "latency_us": 1500,
-             "actuators": [{"name": "coil", "channel": 1, "actuator": "voice-coil", "resonant_frequency_hz": 150,
-                            "frequency_min_hz": 75, "frequency_max_hz": 300}]}
-            """.write(toFile: devices + "/testcoil.json", atomically: true, encoding: .utf8)
-        let rig = try DaemonRig(arguments: ["--set", "alsa.devices=\(devices)", "--set", "alsa.dualsense=off"])
-        let client = HapticSystem(
-            configuration: .init(
-                searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), settings: ["daemon.bus": rig.address],
-                logger: TestSupport.quietLogger, daemon: .required))
+        let (rig, client) = try Self.coilService(devices, raw: raw, extra: ", \"latency_us\": 1500")
         let served = try #require(client.devices().first { $0.id == "alsa:testcoil" }, "\(client.devices().map(\.id)); \(rig.daemonLog)")
         // The same description as this process's own alsa backend gives (listing opens no PCM).
         let own = try #require(ALSAFilePCMTests.system(devices: devices).devices().first { $0.id == "alsa:testcoil" })
@@ -51,12 +41,7 @@ struct DaemonWaveformTests {
         let player = try engine.makePlayer(with: try .continuous(duration: 0.3, intensity: 1, sharpness: 0.5))
         try player.start(atTime: 0)
         // The service plays it out, then sleeps the device once a buffer of silence has pushed the tail out.
-        var coil: [Float] = []
-        let done = ChildProcess.waitUntil(timeout: 10) {
-            coil = (try? Signal.channels(ofRawS16: raw, channels: 1))?.first ?? []
-            guard let span = Signal.extent(coil) else { return false }
-            return coil.count - 1 - span.upperBound >= 288
-        }
+        let (done, coil) = Self.playedOut(raw)
         engine.stop()
         device.close()
         #expect(done, "the service wrote \(coil.count) frames; its log:\n\(rig.daemonLog)")
@@ -68,11 +53,12 @@ struct DaemonWaveformTests {
         #expect(abs(Signal.amplitude(of: middle, at: 112.5 * 2.0.squareRoot(), rate: 48_000) - 1) < 0.02)
     }
 
-    /// A service with an alsa file-PCM coil (mono) writing to `raw`, and a client library on it.
-    static func coilService(_ directory: String, raw: String) throws -> (DaemonRig, HapticSystem) {
+    /// A service with an alsa file-PCM coil (mono) writing to `raw`, its device file in `directory`
+    /// with `extra` keys, and a client library on it.
+    static func coilService(_ directory: String, raw: String, extra: String = "") throws -> (DaemonRig, HapticSystem) {
         try """
             {"format": 1, "name": "testcoil", "description": "A coil on a file PCM", "pcm": "file:FILE=\(raw),FORMAT=raw",
-             "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3,
+             "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3\(extra),
              "actuators": [{"name": "coil", "channel": 1, "actuator": "voice-coil", "resonant_frequency_hz": 150,
                             "frequency_min_hz": 75, "frequency_max_hz": 300}]}
             """.write(toFile: directory + "/testcoil.json", atomically: true, encoding: .utf8)
@@ -82,6 +68,18 @@ struct DaemonWaveformTests {
                 searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]), settings: ["daemon.bus": rig.address],
                 logger: TestSupport.quietLogger, daemon: .required))
         return (rig, client)
+    }
+
+    /// Waits until the mono coil file `raw` holds a sound after frame `after` followed by a buffer
+    /// of silence (the service played it out and slept the device); whether it did, and the samples.
+    static func playedOut(_ raw: String, after: Int = 0) -> (Bool, [Float]) {
+        var coil: [Float] = []
+        let done = ChildProcess.waitUntil(timeout: 10) {
+            coil = (try? Signal.channels(ofRawS16: raw, channels: 1))?.first ?? []
+            guard coil.count > after, let span = Signal.extent(Array(coil[after...])) else { return false }
+            return coil.count - after - 1 - span.upperBound >= 288
+        }
+        return (done, coil)
     }
 
     /// `GetStatistics`' value for `key`.
@@ -104,12 +102,7 @@ struct DaemonWaveformTests {
         let pattern = try HapticPattern(events: [HapticEvent(eventType: .audioCustom, relativeTime: 0, waveformPath: "Sounds/tone.wav")])
         let player = try engine.makePlayer(with: pattern)
         try player.start(atTime: 0)
-        var coil: [Float] = []
-        let done = ChildProcess.waitUntil(timeout: 10) {
-            coil = (try? Signal.channels(ofRawS16: raw, channels: 1))?.first ?? []
-            guard let span = Signal.extent(coil) else { return false }
-            return coil.count - 1 - span.upperBound >= 288
-        }
+        var (done, coil) = Self.playedOut(raw)
         #expect(done, "the service wrote \(coil.count) frames; its log:\n\(rig.daemonLog)")
         let span = try #require(Signal.extent(coil, threshold: 0.02))
         #expect(abs(Double(span.count) / 48_000 - 0.1) < 0.003, "sounded \(Double(span.count) / 48_000) s")
@@ -138,10 +131,8 @@ struct DaemonWaveformTests {
         let played = try rig.run([TestSupport.buildDirectory + "/haptic-cal", "play", "alsa:testcoil", sounds + "/tone.ahap", "--plugin-path", TestSupport.buildDirectory])
         #expect(played.status == 0 && played.output.contains("playing through hapticsd"), "\(played.output)")
         #expect(played.output.contains("clips: 1 file decoded for 1 AudioCustom event") && !played.output.contains("note:"), "\(played.output)")
-        let second = ChildProcess.waitUntil(timeout: 10) {
-            coil = (try? Signal.channels(ofRawS16: raw, channels: 1))?.first ?? []
-            return coil.count > written && Signal.extent(Array(coil[written...]), threshold: 0.02).map { coil.count - written - 1 - $0.upperBound >= 288 } == true
-        }
+        let second: Bool
+        (second, coil) = Self.playedOut(raw, after: written)
         #expect(second, "haptic-cal's clip did not reach the coil; the service's log:\n\(rig.daemonLog)")
         let tail = Array(coil[written...])
         let sounded = try #require(Signal.extent(tail, threshold: 0.02))

@@ -7,13 +7,9 @@ import Testing
 /// loops, fades, and nothing allocated on the real-time path.
 @Suite("Waveform synth: clips mixed sample-exact, mono on every channel, stereo left/right, loops, no clicks")
 struct ClipVoiceTests {
-    let coil = ChannelDescription(name: "coil", actuator: .voiceCoil, amplitudeSteps: 32_768, frequencyRange: 75...300, resonantFrequency: 150)
-
-    func render(_ synth: inout WaveformSynth, frames: Int) -> [Float] {
-        var buffer = [Float](repeating: .nan, count: frames * synth.channelCount)
-        buffer.withUnsafeMutableBufferPointer { synth.render(into: $0, frames: frames) }
-        return buffer
-    }
+    /// The synth tests' coil and their render.
+    let coil = WaveformSynthTests().coil
+    func render(_ synth: inout WaveformSynth, frames: Int) -> [Float] { WaveformSynthTests().render(&synth, frames: frames) }
 
     /// The clip's voice, first frame at synth frame `startFrame`, as the stream schedules it.
     func clips(_ voices: (ClipVoice, Double)...) -> InlineClips {
