@@ -189,6 +189,12 @@ struct DeviceOutput: Sendable {
         return false
     }
 
+    /// Forgets every clip, sent or not (the device was silenced, or failed).
+    mutating func forgetClips() {
+        clips.removeAll(keepingCapacity: true)
+        lastClips.removeAll(keepingCapacity: true)
+    }
+
     /// Sets ``lastClips`` to ``clips``, element by element (its storage stays its own).
     mutating func recordClips() {
         lastClips.removeAll(keepingCapacity: true)

@@ -241,6 +241,7 @@ extension HapticEngine {
             // Park the device, stopped, until the next start tries again (the error may have been transient).
             core.outputs[index].faulted = true
             core.outputs[index].record(core.outputs[index].silence)
+            core.outputs[index].forgetClips()
             if core.outputs[index].active {
                 core.outputs[index].device.endActivity()
                 core.outputs[index].active = false
@@ -282,12 +283,14 @@ extension HapticEngine {
         }
         for index in core.outputs.indices where !core.outputs[index].lost {
             let output = core.outputs[index]
-            if output.lastDrives.contains(where: { $0.amplitude > 0 }) {
+            // Silence, clips included: a prepared device stays awake, and a clip would play on.
+            if output.lastDrives.contains(where: { $0.amplitude > 0 }) || !output.lastClips.isEmpty {
                 try? output.device.submit(DriveFrame.silence(channelCount: output.lastDrives.count, at: clock.now()))
             }
             if output.active { output.device.endActivity() }
             core.outputs[index].active = false
             core.outputs[index].record(output.silence)
+            core.outputs[index].forgetClips()
             core.outputs[index].lastSubmit = nil
         }
         core.running = false

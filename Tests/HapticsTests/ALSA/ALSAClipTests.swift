@@ -192,6 +192,28 @@ struct ALSAClipTests {
         #expect(message.contains("\(directory)/Sounds/missing.wav: No such file or directory"), "\(message)")
     }
 
+    @Test("the engine stopped mid-clip while the coil is kept prepared: the clip stops with it, it does not play on")
+    func engineStopWhilePrepared() throws {
+        let rig = try pcm.rig()
+        let clip = try Self.sine(100, amplitude: 0.5, seconds: 1, rate: 48_000)
+        let device = try rig.system.openDevice("alsa:testcoil")
+        let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
+        try engine.start()
+        try engine.registerAudioResource(clip, named: "sound.wav")
+        let player = try engine.makePlayer(with: try HapticPattern(events: [HapticEvent(eventType: .audioCustom, relativeTime: 0, waveformPath: "sound.wav")]))
+        try player.start(atTime: 0)
+        usleep(200_000)
+        // Prepared: the device stays awake after the engine lets go, and its stream runs on.
+        device.prepare()
+        engine.stop()
+        usleep(900_000)
+        device.close()
+        let coil = try pcm.read(rig)[1]
+        let span = try #require(Signal.extent(coil))
+        let seconds = Double(span.count) / rig.rate
+        #expect(seconds > 0.19 && seconds < 0.25, "sounded \(seconds) s of a 1 s clip whose engine stopped at 0.2 s")
+    }
+
     @Test("an audio file decoded by libsndfile: the samples and rate as written; a missing, a non-audio and a 4-channel file are clear errors")
     func decoding() throws {
         let directory = TestSupport.makeTemporaryDirectory("clips")
