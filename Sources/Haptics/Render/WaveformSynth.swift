@@ -346,7 +346,8 @@ public struct WaveformSynth: Sendable {
                 level: midClip ? 0 : rampFrames, fade: midClip ? 1 : 0, carried: true)
         }
         for index in clipSlots.indices where !(clipSlots[index]?.carried ?? true) {
-            if clipSlots[index]!.level == 0 {
+            // Silent already, or not begun (it would otherwise sound its first millisecond later).
+            if clipSlots[index]!.level == 0 || Double(frame) < clipSlots[index]!.startFrame {
                 clipSlots[index] = nil
                 playingClips -= 1
             } else {

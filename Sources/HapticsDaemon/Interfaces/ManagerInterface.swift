@@ -346,7 +346,7 @@ extension HapticsDaemon {
         let now = HapticInstant.monotonicNow()
         try limiter.admitBytes(sender, at: now)
         let frameBytes = 4 * Int(channels)
-        let (clip, bytes) = try arguments.bytes { raw throws(BusError) -> (AudioClip, Int) in
+        let clip = try arguments.bytes { raw throws(BusError) -> AudioClip in
             guard raw.count.isMultiple(of: frameBytes) else {
                 throw DaemonError.invalidArgument("samples", "\(raw.count) bytes are not whole frames of \(frameBytes) bytes (\(channels) × a 32-bit little-endian float)")
             }
@@ -356,14 +356,15 @@ extension HapticsDaemon {
                 throw DaemonError.invalidArgument("samples", "\((seconds * 10).rounded() / 10) s long; a clip is at most \(Int(AudioClip.maximumDuration)) s")
             }
             try audio.admit(sender, name: name, adding: raw.count)
+            // Charged before the copy and the check, so samples refused as not finite cost the sender too.
+            limiter.chargeBytes(sender, raw.count, at: now)
             let samples = (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
             do {
-                return (try AudioClip(interleaved: samples, channelCount: Int(channels), sampleRate: Double(rate), name: name), raw.count)
+                return try AudioClip(interleaved: samples, channelCount: Int(channels), sampleRate: Double(rate), name: name)
             } catch {
                 throw DaemonError.invalidArgument("samples", "\(error)")
             }
         }
-        limiter.chargeBytes(sender, bytes, at: now)
         let id = try audio.register(sender, name: name, clip: clip)
         try reply(call) { writer throws(BusError) in try writer.uint64(id) }
     }

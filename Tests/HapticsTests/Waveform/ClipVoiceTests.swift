@@ -114,6 +114,16 @@ struct ClipVoiceTests {
         #expect(fadeIn[0] < 0.02 && fadeIn[47] > 0.48 && fadeIn[48] == 0.5, "\(fadeIn[0]), \(fadeIn[47]), \(fadeIn[48])")
     }
 
+    @Test("a voice dropped before its first frame never sounds")
+    func droppedBeforeItBegins() throws {
+        let clip = try AudioClip(interleaved: [Float](repeating: 0.5, count: 480), channelCount: 1, sampleRate: 48_000)
+        var synth = WaveformSynth(rate: 48_000, channels: [coil])
+        synth.schedule(at: 0, drives: .silence, clips: clips((ClipVoice(clip: clip, start: .init(nanoseconds: 0)), 500)))
+        synth.schedule(at: 100, drives: .silence)
+        #expect(render(&synth, frames: 1_200).allSatisfy { $0 == 0 })
+        #expect(synth.isSilent)
+    }
+
     @Test("clips and the coil's own sine add up, held within full scale; silence() fades clips out too")
     func mixAndClamp() throws {
         let clip = try AudioClip(interleaved: [Float](repeating: 0.9, count: 4_800), channelCount: 1, sampleRate: 48_000)
