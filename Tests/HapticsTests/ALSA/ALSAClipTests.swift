@@ -45,6 +45,12 @@ struct ALSAClipTests {
         device.close()
     }
 
+    /// How long the rig's coil sounded, first to last audible sample, in seconds.
+    func sounded(_ rig: ALSAFilePCMTests.Rig) throws -> Double {
+        let span = try #require(Signal.extent(try pcm.read(rig)[1]))
+        return Double(span.count) / rig.rate
+    }
+
     @Test("a 24 kHz clip 0.3 s after a tap: on the coil 0.3 s after the tap's first sample, at its pitch, volume and length")
     func clipAtItsTime() throws {
         let rig = try pcm.rig()
@@ -113,9 +119,7 @@ struct ALSAClipTests {
             usleep(200_000)
             try player.stop(atTime: 0)
         }
-        let coil = try pcm.read(rig)[1]
-        let span = try #require(Signal.extent(coil))
-        let seconds = Double(span.count) / rig.rate
+        let seconds = try sounded(rig)
         #expect(seconds > 0.19 && seconds < 0.23, "sounded \(seconds) s of a 1 s clip stopped at 0.2 s")
     }
 
@@ -208,9 +212,7 @@ struct ALSAClipTests {
         engine.stop()
         usleep(900_000)
         device.close()
-        let coil = try pcm.read(rig)[1]
-        let span = try #require(Signal.extent(coil))
-        let seconds = Double(span.count) / rig.rate
+        let seconds = try sounded(rig)
         #expect(seconds > 0.19 && seconds < 0.25, "sounded \(seconds) s of a 1 s clip whose engine stopped at 0.2 s")
     }
 
