@@ -61,13 +61,13 @@ let package = Package(
         .target(
             name: "Haptics",
             dependencies: [
-                "CHapticsABI", "CHapticsSystem", "HapticsSupport", .product(name: "Logging", package: "swift-log"),
+                "CHapticsABI", "CHapticsSystem", "HapticsSupport", "HapticsTriggers", .product(name: "Logging", package: "swift-log"),
             ]),
 
         // Backend side.
         .target(
             name: "HapticsPluginKit",
-            dependencies: ["CHapticsABI", "HapticsSupport"]),
+            dependencies: ["CHapticsABI", "HapticsSupport", "HapticsTriggers"]),
         .target(name: "HapticsNullBackend", dependencies: ["CHapticsABI", "HapticsPluginKit"], path: "Plugins/Null"),
         // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
         .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport"], path: "Plugins/Recording/Format"),
@@ -78,7 +78,8 @@ let package = Package(
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
         .target(name: "HapticsStopGuard", path: "Plugins/StopGuard/Library"),
         .executableTarget(name: "haptics-stop-guard", dependencies: ["HapticsStopGuard"], path: "Plugins/StopGuard/Supervisor"),
-        .target(name: "HIDReports", path: "Plugins/HID/Reports"),
+        .target(name: "HapticsTriggers", dependencies: ["CHapticsABI"]),
+        .target(name: "HIDReports", dependencies: ["HapticsTriggers"], path: "Plugins/HID/Reports"),
         .target(
             name: "HapticsHIDBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
             path: "Plugins/HID/Backend"),

@@ -28,4 +28,7 @@ HAPTICS_PIN(offsetof(haptics_samples_v1, delay_frames) == 16 + sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, write_samples) == 40 + 11 * sizeof(void *));
 /* 1.5 */
 HAPTICS_PIN(offsetof(haptics_backend_v1, wait_samples) == 40 + 12 * sizeof(void *));
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 13 * sizeof(void *));
+/* 1.6 */
+HAPTICS_PIN(sizeof(haptics_trigger_effect_v1) == 64);
+HAPTICS_PIN(offsetof(haptics_backend_v1, set_triggers) == 40 + 13 * sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 14 * sizeof(void *));

@@ -4,3 +4,6 @@
 @_exported import struct HapticsSupport.JSONSyntaxError
 @_exported import struct HapticsSupport.JSONPathError
 @_exported import struct HapticsSupport.FileError
+// The adaptive-trigger effects, shared with the backends through the plugin contract.
+@_exported import enum HapticsTriggers.AdaptiveTriggerEffect
+@_exported import enum HapticsTriggers.AdaptiveTriggerError

@@ -3,6 +3,7 @@ import CHapticsABI
 import Glibc
 #endif
 import HapticsSupport
+import HapticsTriggers
 
 /// A failure a backend reports to the host: an errno value and a one-line message that names the
 /// node, path or line involved and, where there is one, the fix.
@@ -55,6 +56,11 @@ extension DeviceDriver {
     /// by its own clock and lets ``writeSamples(_:)`` block.
     public func waitForSamples(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int {
         throw BackendFailure(code: EOPNOTSUPP, "this device does not wait for room in its buffer")
+    }
+
+    /// By default a device has no adaptive triggers (ABI 1.6).
+    public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        throw BackendFailure(code: EOPNOTSUPP, "this device has no adaptive triggers")
     }
 }
 
@@ -115,6 +121,11 @@ public protocol DeviceDriver: AnyObject, Sendable {
     /// or `timeoutNanoseconds` have passed; returns the frames it can queue at once (ABI 1.5's
     /// `wait_samples`). The default refuses with EOPNOTSUPP: the host then does without.
     func waitForSamples(frames: Int, timeoutNanoseconds: UInt64) throws(BackendFailure) -> Int
+    /// Sets the adaptive triggers of an awake device with ``DeviceSpec/adaptiveTriggers`` (ABI 1.6's
+    /// `set_triggers`): nil leaves that trigger as it is. The effects hold until set again, `sleep`,
+    /// `close` or the process's death, which release them; `stop` leaves them. An effect the device
+    /// cannot play fails with EINVAL and changes nothing. The default refuses with EOPNOTSUPP.
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure)
     /// Stops, sleeps and releases the device. Called exactly once.
     func close()
 }

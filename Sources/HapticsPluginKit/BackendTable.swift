@@ -1,4 +1,5 @@
 import CHapticsABI
+import HapticsTriggers
 import Synchronization
 
 #if canImport(Glibc)
@@ -137,6 +138,19 @@ public func fillBackendTable(
             var room = 0
             let rc = box.run { () throws(BackendFailure) in room = try box.driver.waitForSamples(frames: Int(frames), timeoutNanoseconds: timeout) }
             return rc == 0 ? Int32(clamping: room) : rc
+        }
+    }
+    filled.set_triggers = { handle, right, left in
+        DeviceBox.with(handle) { box in
+            box.run { () throws(BackendFailure) in
+                func effect(_ raw: UnsafePointer<haptics_trigger_effect_v1>?) throws(BackendFailure) -> AdaptiveTriggerEffect? {
+                    guard let raw else { return nil }
+                    do throws(AdaptiveTriggerError) { return try AdaptiveTriggerEffect(raw.pointee) } catch {
+                        throw BackendFailure(code: EINVAL, error.description)
+                    }
+                }
+                try box.driver.setTriggers(right: try effect(right), left: try effect(left))
+            }
         }
     }
     withUnsafeBytes(of: &filled) { source in

@@ -71,6 +71,8 @@ public struct DeviceSpec: Sendable, Hashable {
     public var periodStepNanoseconds: UInt64 = 0
     /// The stream of samples the device takes instead of frames (ABI 1.4), or nil for a frame device.
     public var sampleStream: SampleStreamSpec?
+    /// The device has adaptive triggers (ABI 1.6): its driver implements ``DeviceDriver/setTriggers(right:left:)``.
+    public var adaptiveTriggers = false
 
     /// A device description.
     public init(
@@ -101,6 +103,7 @@ public struct DeviceSpec: Sendable, Hashable {
             copyCString(unavailableReason, into: &info.unavailable_reason)
         }
         info.period_step_ns = periodStepNanoseconds
+        if adaptiveTriggers { info.flags |= HAPTICS_DEVICE_ADAPTIVE_TRIGGERS.rawValue }
         if let sampleStream {
             info.flags |= HAPTICS_DEVICE_TAKES_SAMPLES.rawValue
             info.sample_rate_hz = sampleStream.rate

@@ -4,10 +4,12 @@
 //
 //     haptics-crash-probe DEATH [--plugins DIR] [--set KEY=VALUE]... [--continuous ID]... [--kick ID]...
 //                               [--kick-duty PATH=VALUE]... [--settle SECONDS] [--close-after-kick SECONDS]
-//                               [--fork-child exit|term]
+//                               [--fork-child exit|term] [--trigger ID]...
 //
-// 1. Opens every device; starts one long continuous event (30 s, intensity 0.5) on the
-//    `--continuous` devices and lets it run for `--settle` seconds (default 0.5);
+// 1. Opens every device; sets the adaptive triggers of the `--trigger` devices (one of the
+//    `--continuous` ones: R2 `probeRightTrigger`, L2 `probeLeftTrigger`) and prints `triggers ID`;
+//    starts one long continuous event (30 s, intensity 0.5) on the `--continuous` devices and lets
+//    it run for `--settle` seconds (default 0.5);
 // 2. starts a continuous event at intensity 1 on the `--kick` devices (their kick: the first
 //    `overdrive_max_ms` above the rated level) and waits until every `--kick-duty` file reads its
 //    value (the kick reached the hardware);
@@ -116,7 +118,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 let deaths: Set<String> = ["kill", "hup", "term", "int", "segv", "abort", "trap", "pipe", "overflow", "exit"]
 guard let death = arguments.first, deaths.contains(death) else {
     fail(
-        "usage: haptics-crash-probe \(deaths.sorted().joined(separator: "|")) [--plugins DIR] [--set KEY=VALUE]... [--continuous ID]... [--kick ID]... [--kick-duty PATH=VALUE]... [--settle SECONDS] [--close-after-kick SECONDS] [--fork-child exit|term]"
+        "usage: haptics-crash-probe \(deaths.sorted().joined(separator: "|")) [--plugins DIR] [--set KEY=VALUE]... [--continuous ID]... [--kick ID]... [--kick-duty PATH=VALUE]... [--settle SECONDS] [--close-after-kick SECONDS] [--fork-child exit|term] [--trigger ID]..."
     )
 }
 arguments.removeFirst()
@@ -130,6 +132,7 @@ var kickDuties: [(path: String, value: String)] = []
 var settle = 0.5
 var closeAfterKick: Double?
 var forkChild: String?
+var triggerIDs: [String] = []
 while !arguments.isEmpty {
     let option = arguments.removeFirst()
     guard let value = arguments.first else { fail("\(option) needs a value") }
@@ -145,6 +148,7 @@ while !arguments.isEmpty {
     case "--settle": settle = Double(value) ?? settle
     case "--close-after-kick": closeAfterKick = Double(value)
     case "--fork-child": forkChild = value
+    case "--trigger": triggerIDs.append(value)
     default: fail("unknown option \(option)")
     }
 }
@@ -175,6 +179,20 @@ func play(_ devices: [HapticDevice], intensity: Double) -> HapticEngine? {
     }
 }
 
+/// The effects `--trigger` sets (the stop-guard test expects exactly these).
+let probeRightTrigger = AdaptiveTriggerEffect.weapon(startPosition: 0.3, endPosition: 0.7, strength: 1)
+let probeLeftTrigger = AdaptiveTriggerEffect.feedback(position: 0.2, strength: 0.5)
+let triggers = triggerIDs.map { id in
+    guard let device = continuousDevices.first(where: { $0.description.id == id }) else { fail("--trigger \(id) is not one of the --continuous devices") }
+    do {
+        let triggers = try AdaptiveTriggers(device: device)
+        try triggers.set(right: probeRightTrigger, left: probeLeftTrigger)
+        say("triggers \(id)")
+        return triggers
+    } catch {
+        fail("cannot set the triggers of \(id): \(error)")
+    }
+}
 let continuousEngine = play(continuousDevices, intensity: 0.5)
 say("driving")
 usleep(UInt32(settle * 1e6))
@@ -205,7 +223,7 @@ if let pause = closeAfterKick {
     say("closed")
     usleep(UInt32(pause * 1e6))
 }
-withExtendedLifetime((continuousEngine, kickEngine, continuousDevices, kickDevices)) {
+withExtendedLifetime((continuousEngine, kickEngine, continuousDevices, kickDevices, triggers)) {
     die(death)
 }
 

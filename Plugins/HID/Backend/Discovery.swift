@@ -46,12 +46,14 @@ struct DiscoveredGamepad: Sendable {
     /// `access(2)`, which opens nothing: a node the user may not open is listed unavailable, with
     /// the udev rule that fixes it.
     func spec(wakeLatencyNanoseconds: UInt64) -> DeviceSpec {
-        return DeviceSpec(
+        var spec = DeviceSpec(
             id: id, name: name, actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
             channels: family.channels.map(Self.channelSpec),
             minimumUpdateIntervalNanoseconds: minimumInterval, wakeLatencyNanoseconds: wakeLatencyNanoseconds,
             physicalID: physicalID, preference: Self.preference,
             unavailableReason: HIDBackend.udevRule.deniedReason(id: id, node: path, name: name))
+        spec.adaptiveTriggers = HIDGamepad.hasAdaptiveTriggers(self)
+        return spec
     }
 
     /// Typical frequencies of a gamepad's grip motors at full speed, in Hz: a large eccentric mass

@@ -79,11 +79,28 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         /// holds the write in flight, so its lock is never contended.
         private let encoded = Mutex<[(state: RumbleState, sequence: UInt8, bytes: [UInt8])]>([])
         private static let encodedCapacity = 2
+        /// The pad's transport where it has adaptive triggers (a DualSense), else nil.
+        let triggerTransport: HIDTransport?
+        /// Which triggers this session set to an effect other than off (right, left). Written by
+        /// the thread that holds the write in flight.
+        let triggersEngaged = Mutex<(right: Bool, left: Bool)>((false, false))
 
-        init(handle: HIDHandle, encoder: RumbleEncoder, guardSlot: Int32) {
+        init(handle: HIDHandle, encoder: RumbleEncoder, guardSlot: Int32, triggerTransport: HIDTransport?) {
             self.handle = handle
             self.encoder = encoder
             self.guardSlot = guardSlot
+            self.triggerTransport = triggerTransport
+        }
+
+        /// Whether a trigger effect this session set is still engaged.
+        var holdsTriggers: Bool { triggersEngaged.withLock { $0.right || $0.left } }
+
+        /// What the stop guard writes should the process die before the next report: motors off
+        /// with counter `sequence`, and both triggers released while an effect of ours holds them.
+        func stopReport(sequence: UInt8) -> [UInt8] {
+            let off = report(.off, sequence: sequence)
+            guard let triggerTransport, holdsTriggers else { return off }
+            return DualSense.releasingTriggers(off, transport: triggerTransport)
         }
 
         /// The report for `state` with counter `sequence`, encoded once while they repeat.
@@ -317,7 +334,8 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         // The spacing runs on across sessions: the first report keeps it from the last write of the
         // previous session (its off report) as well as from the set-up.
         shared.locked { state in
-            state.session = Session(handle: handle, encoder: outcome.encoder, guardSlot: guardSlot)
+            state.session = Session(
+                handle: handle, encoder: outcome.encoder, guardSlot: guardSlot, triggerTransport: Self.hasAdaptiveTriggers(gamepad) ? gamepad.transport : nil)
             state.encoder = outcome.encoder
             state.schedule = Self.schedule(for: gamepad, lastWrite: outcome.lastPacedWrite ?? admission.lastWrite)
             state.sequence = next
@@ -326,6 +344,7 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
     }
 
     func sleep() throws(BackendFailure) {
+        releaseTriggers()
         try shared.locked { (state) throws(BackendFailure) in
             if let lost = state.lost { throw lost }
             if state.session != nil { state.schedule.beginClosing() }
@@ -391,12 +410,92 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
     }
 
     func close() {
+        releaseTriggers()
         writer.finish { state in
             if state.session != nil { state.schedule.beginClosing() }
             state.terminate = true
             state.wakeWriter(now: Monotonic.now())
         }
         backend.registry.closed(self)
+    }
+
+    // MARK: Adaptive triggers
+
+    /// Whether the pad has adaptive triggers: the DualSense and the DualSense Edge.
+    static func hasAdaptiveTriggers(_ gamepad: DiscoveredGamepad) -> Bool { gamepad.family is DualSense.Type }
+
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        guard Self.hasAdaptiveTriggers(gamepad) else {
+            throw BackendFailure(code: EOPNOTSUPP, "\(gamepad.id): a \(gamepad.model.name) has no adaptive triggers")
+        }
+        // Checked before anything is written: an effect the pad cannot play changes nothing.
+        do throws(AdaptiveTriggerError) {
+            _ = try DualSense.triggerReport(right: right, left: left, transport: gamepad.transport, sequence: 0)
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(gamepad.id): \(error)")
+        }
+        try writeTriggers(right: right, left: left)
+    }
+
+    /// Sets both triggers free if this session holds either; a failure is logged (the device is
+    /// going to sleep or closing, and the stop guard's report still releases them on exit).
+    private func releaseTriggers() {
+        guard shared.locked({ $0.session?.holdsTriggers ?? false }) else { return }
+        do throws(BackendFailure) { try writeTriggers(right: .off, left: .off) } catch {
+            backend.services.log(HAPTICS_LOG_WARNING, "\(gamepad.id): cannot release the adaptive triggers: \(error.message)")
+        }
+    }
+
+    /// Writes a trigger report on the calling thread, once no other write is in flight, and moves
+    /// the stop guard's report to match (released triggers, or the engaged ones to release).
+    private func writeTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        let started = Monotonic.now()
+        let claimed: Result<(Session, UInt8), BackendFailure> = shared.wait { state in
+            if let lost = state.lost { return .done(.failure(lost)) }
+            guard let session = state.session, !state.schedule.isClosing else {
+                return .done(.failure(BackendFailure(code: EINVAL, "\(gamepad.id): trigger effect while asleep; wake the device first")))
+            }
+            guard state.writing else { return .done(.success((session, state.beginWrite()))) }
+            let now = Monotonic.now()
+            guard now < started + 1_000_000_000 else {
+                return .done(
+                    .failure(BackendFailure(code: EBUSY, "\(gamepad.id): a write to \(gamepad.path) has been blocked for over 1 s; unplug and replug the controller")))
+            }
+            return .sleepUntil(now + 1_000_000)  // the write in flight is a report's transfer at most
+        }
+        let (session, sequence) = try claimed.get()
+        var result: Result<Void, HIDIOError>
+        if haptics_stop_guard_enter(session.guardSlot) == 0 {
+            // Cannot fail: checked by the caller (or off, which always encodes).
+            let report = (try? DualSense.triggerReport(right: right, left: left, transport: gamepad.transport, sequence: sequence)) ?? []
+            result = session.handle.write(report)
+            if case .success = result {
+                session.triggersEngaged.withLock { engaged in
+                    if let right { engaged.right = (try? right.plan()) != .off }
+                    if let left { engaged.left = (try? left.plan()) != .off }
+                }
+            }
+            _ = session.stopReport(sequence: sequence &+ 1).withUnsafeBufferPointer {
+                haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
+            }
+            haptics_stop_guard_leave(session.guardSlot)
+        } else {
+            result = .failure(HIDIOError(errno: ESHUTDOWN, message: "the process is stopping (a fatal signal or exit)"))
+        }
+        let gone: Bool
+        if case .failure(let error) = result {
+            gone = error.errno == ENODEV || error.errno == ENXIO || !Discovery.stillPresent(gamepad)
+        } else {
+            gone = false
+        }
+        shared.locked { state in
+            state.writing = false
+            state.wakeWriter(now: Monotonic.now())
+        }
+        guard case .failure(let error) = result else { return }
+        let message = "\(gamepad.id) at \(gamepad.path): trigger write failed: \(error.message)"
+        if gone { throw markLost(message) }
+        throw BackendFailure(code: error.errno == 0 ? EIO : error.errno, message)
     }
 
     /// Marks the controller gone (the backend saw its node disappear, or a write failed with
@@ -486,7 +585,7 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         let result: Result<Void, HIDIOError>
         if haptics_stop_guard_enter(session.guardSlot) == 0 {
             result = session.handle.write(session.report(rumble, sequence: sequence))
-            _ = session.report(.off, sequence: sequence &+ 1).withUnsafeBufferPointer {
+            _ = session.stopReport(sequence: sequence &+ 1).withUnsafeBufferPointer {
                 haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
             }
             haptics_stop_guard_leave(session.guardSlot)

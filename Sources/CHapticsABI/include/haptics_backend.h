@@ -35,6 +35,9 @@
  *
  * Safety. A device must be left stopped (no output, lowest power) after
  * `stop`, after `sleep`, after `close`, and when the instance is destroyed.
+ * Adaptive-trigger effects (1.6) are not drive output: `stop` leaves them (the
+ * host stops the channels at the end of every playback); `sleep`, `close` and
+ * the instance's destruction release them, and so must a process death.
  *
  * Versioning. Adding a field at the end of a struct that carries a
  * `struct_size` keeps the version; any other change bumps HAPTICS_ABI_VERSION
@@ -74,6 +77,8 @@
  *        that does not block, so a stream wakes once per period. A host that
  *        does not call it, a backend that lacks it, and a device that refuses it
  *        (-EOPNOTSUPP) work as in 1.4.
+ *   1.6  adaptive triggers: HAPTICS_DEVICE_ADAPTIVE_TRIGGERS, `haptics_trigger_effect_v1`, and
+ *        `set_triggers` appended to `haptics_backend_v1` (optional).
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -198,6 +203,8 @@ enum haptics_device_flag {
      * host writes blocks of samples with `write_samples` between `wake` and `sleep`.
      */
     HAPTICS_DEVICE_TAKES_SAMPLES = 1u << 3,
+    /** (1.6) The device has adaptive triggers: `set_triggers` sets their effects. */
+    HAPTICS_DEVICE_ADAPTIVE_TRIGGERS = 1u << 4,
 };
 
 /**
@@ -322,6 +329,50 @@ typedef struct haptics_samples_v1 {
     int64_t delay_frames;
 } haptics_samples_v1;
 
+/** (1.6) The effects of `haptics_trigger_effect_v1.mode`, as Apple's `GCDualSenseAdaptiveTrigger` modes. */
+enum haptics_trigger_mode {
+    /** The trigger moves freely. */
+    HAPTICS_TRIGGER_OFF = 0,
+    /** Resistance `strength` from `start_position` to the end of the travel. */
+    HAPTICS_TRIGGER_FEEDBACK = 1,
+    /** Resistance per zone: `zones`. */
+    HAPTICS_TRIGGER_MULTIPLE_POSITION_FEEDBACK = 2,
+    /** Resistance from `strength` at `start_position` to `end_strength` at `end_position`, held to the end. */
+    HAPTICS_TRIGGER_SLOPE_FEEDBACK = 3,
+    /** Resistance `strength` from `start_position` that gives way with a click at `end_position`. */
+    HAPTICS_TRIGGER_WEAPON = 4,
+    /** Vibration of amplitude `strength` at `frequency_hz` from `start_position` to the end. */
+    HAPTICS_TRIGGER_VIBRATION = 5,
+    /** Vibration at `frequency_hz`, an amplitude per zone: `zones`. */
+    HAPTICS_TRIGGER_MULTIPLE_POSITION_VIBRATION = 6,
+};
+
+/** (1.6) Discrete positions along a trigger's travel (Apple's `GCDualSenseAdaptiveTriggerDiscretePositionCount`). */
+#define HAPTICS_TRIGGER_ZONES 10
+
+/**
+ * (1.6) One trigger's effect. Positions are fractions of the travel (0 at rest, 1 fully pulled),
+ * strengths and amplitudes fractions of the strongest, 0...1; fields a mode does not use are zero.
+ * A backend checks them as its hardware needs (the DualSense: zone and step rules, 1...255 Hz)
+ * and refuses what it cannot play with -EINVAL and a message naming the field and its range.
+ */
+typedef struct haptics_trigger_effect_v1 {
+    /** A `haptics_trigger_mode`. */
+    uint32_t mode;
+    /** Where the effect starts, 0...1. */
+    float start_position;
+    /** Where it ends (slope, weapon), 0...1. */
+    float end_position;
+    /** The strength (feedback, weapon), the start strength (slope), or the amplitude (vibration), 0...1. */
+    float strength;
+    /** The end strength (slope), 0...1. */
+    float end_strength;
+    /** The vibration's frequency in Hz. */
+    float frequency_hz;
+    /** Per zone (the multiple-position modes): strengths or amplitudes, 0...1. */
+    float zones[HAPTICS_TRIGGER_ZONES];
+} haptics_trigger_effect_v1;
+
 /** What the host offers a backend instance. Valid until the instance is destroyed. */
 typedef struct haptics_host_v1 {
     /** HAPTICS_ABI_VERSION of the host. */
@@ -413,6 +464,19 @@ typedef struct haptics_backend_v1 {
      * and lets `write_samples` block for the rest, as with a 1.4 backend.
      */
     int (* _Nullable wait_samples)(void * _Nullable device, uint32_t frame_count, uint64_t timeout_ns);
+
+    /* ---- ABI 1.6: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Sets the adaptive triggers of an awake device with HAPTICS_DEVICE_ADAPTIVE_TRIGGERS: `right`
+     * and `left` are the new effects, NULL leaves that trigger as it is. The effects hold until set
+     * again, `sleep`, `close`, the instance's destruction or the process's death, each of which
+     * releases them to HAPTICS_TRIGGER_OFF; `stop` leaves them. Returns 0, -EINVAL (an effect the
+     * device cannot play: nothing was changed), -EOPNOTSUPP (no adaptive triggers), or another
+     * negative errno value.
+     */
+    int (* _Nullable set_triggers)(void * _Nullable device, const haptics_trigger_effect_v1 * _Nullable right,
+                                   const haptics_trigger_effect_v1 * _Nullable left);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

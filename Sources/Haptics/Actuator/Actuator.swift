@@ -21,9 +21,18 @@ public protocol Actuator: AnyObject, Sendable {
     /// and marks the device lost. The default does nothing: an actuator that only acts when
     /// called reports its failures by throwing.
     func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void)
+    /// Sets the adaptive triggers (``DeviceDescription/hasAdaptiveTriggers``) of the awake device:
+    /// nil leaves that trigger as it is. Effects hold until set again, `sleep`, `close` or the
+    /// process's death; `stop` leaves them. The default throws ``DeviceError/noAdaptiveTriggers(deviceID:)``.
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError)
 }
 
 extension Actuator {
     /// Does nothing: failures come back from the calls.
     public func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void) {}
+
+    /// No adaptive triggers.
+    public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {
+        throw .noAdaptiveTriggers(deviceID: description.id)
+    }
 }

@@ -148,6 +148,21 @@ public final class HapticDevice: Sendable {
         }
     }
 
+    /// Sets the adaptive triggers through the actuator, serialised with the device's other calls.
+    /// Call while an activity holds the device awake (``AdaptiveTriggers`` does both).
+    public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {
+        let error: DeviceError? = state.withLock { state in
+            guard !state.closed else { return .closed(deviceID: description.id) }
+            do throws(DeviceError) {
+                try actuator.setTriggers(right: right, left: left)
+                return nil
+            } catch {
+                return record(error, in: &state)
+            }
+        }
+        if let error { throw error }
+    }
+
     /// Ends a playback: output stops; after the last playback the device idles or stays prepared.
     public func endActivity() {
         state.withLock { state -> Void in

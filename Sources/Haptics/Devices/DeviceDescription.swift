@@ -112,6 +112,8 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
     /// ABI 1.4); `nil` for a device driven by frames. The engine still decides *what* plays, frame by
     /// frame; ``PluginActuator`` renders those frames into samples (``WaveformSynth``).
     public var sampleStream: SampleStreamFormat?
+    /// The device has adaptive triggers (a DualSense's L2 and R2) that ``AdaptiveTriggers`` sets (ABI 1.6).
+    public var hasAdaptiveTriggers = false
 
     /// A device description.
     public init(

@@ -9,6 +9,8 @@ public enum DeviceOperation: String, Sendable, Hashable {
     case writeSamples = "write_samples"
     /// `wait_samples`: waiting for room in a sample device's buffer.
     case waitSamples = "wait_samples"
+    /// `set_triggers`: adaptive-trigger effects (ABI 1.6).
+    case setTriggers = "set_triggers"
 }
 
 /// Why a device could not be found, opened or driven. Each case names the device and the fix.
@@ -21,6 +23,10 @@ public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
     case backendFailure(deviceID: String?, backend: String, operation: DeviceOperation, errno: Int32, message: String)
     /// The device was closed by its owner and cannot be used any more.
     case closed(deviceID: String)
+    /// The device has no adaptive triggers (or its backend predates them, ABI 1.6).
+    case noAdaptiveTriggers(deviceID: String)
+    /// A trigger effect the device cannot play: the parameter, its value and its range.
+    case invalidTriggerEffect(deviceID: String, AdaptiveTriggerError)
 
     /// The device is gone (unplugged): the backend returned `-ENODEV`.
     public var isDeviceLost: Bool {
@@ -41,6 +47,10 @@ public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(subject): \(operation.rawValue) failed: \(detail)"
         case .closed(let deviceID):
             return "\(deviceID): the device was closed; open it again"
+        case .noAdaptiveTriggers(let deviceID):
+            return "\(deviceID): the device has no adaptive triggers (a DualSense or DualSense Edge has; see `haptic-cal list`)"
+        case .invalidTriggerEffect(let deviceID, let error):
+            return "\(deviceID): \(error)"
         }
     }
 }

@@ -45,7 +45,9 @@ public final class Backend: @unchecked Sendable {
             return raw.prefix(Int(count)).compactMap { entry in
                 do {
                     var description = try DeviceDescription(entry, backend: name)
-                    if let info = info(forDevice: description.id) { description.apply(info, takesSamples: writeSamplesFunction != nil) }
+                    if let info = info(forDevice: description.id) {
+                        description.apply(info, takesSamples: writeSamplesFunction != nil, setsTriggers: setTriggersFunction != nil)
+                    }
                     return description
                 } catch {
                     host.logger.error("\(path): ignoring a device: \(error)")
@@ -77,6 +79,16 @@ public final class Backend: @unchecked Sendable {
             Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
         else { return nil }
         return table.wait_samples
+    }
+
+    /// The plugin's `set_triggers`, when its table has one (ABI 1.6).
+    var setTriggersFunction:
+        (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<haptics_trigger_effect_v1>?, UnsafePointer<haptics_trigger_effect_v1>?) -> Int32)?
+    {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.set_triggers),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.set_triggers
     }
 
     /// What the plugin says about `id` beyond its listing, or nil (a 1.0 plugin, or `describe` failed).
@@ -179,8 +191,9 @@ extension ChannelDescription {
 
 extension DeviceDescription {
     /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the
-    /// envelope, the period step, the sample stream (`takesSamples`: the table has `write_samples`).
-    mutating func apply(_ info: haptics_device_info_v1, takesSamples: Bool) {
+    /// envelope, the period step, the sample stream (`takesSamples`: the table has `write_samples`),
+    /// the adaptive triggers (`setsTriggers`: the table has `set_triggers`).
+    mutating func apply(_ info: haptics_device_info_v1, takesSamples: Bool, setsTriggers: Bool = false) {
         let physical = cString(info.physical_id)
         physicalID = physical.isEmpty ? nil : physical
         preference = Int(info.preference)
@@ -200,6 +213,7 @@ extension DeviceDescription {
                     rate: rate, periodFrames: period, bufferFrames: buffer, latency: Double(info.sample_latency_ns) / 1e9)
             }
         }
+        hasAdaptiveTriggers = setsTriggers && info.flags & HAPTICS_DEVICE_ADAPTIVE_TRIGGERS.rawValue != 0
         // A period step outside 1 µs … 1 s is no whole-period device the engine could drive: not stated.
         periodStep = (1_000...1_000_000_000).contains(info.period_step_ns) ? Double(info.period_step_ns) / 1e9 : nil
         if info.flags & HAPTICS_DEVICE_HAS_ENVELOPE.rawValue != 0 {

@@ -158,6 +158,20 @@ public final class PluginActuator: Actuator {
         try perform(.stop) { backend.table.stop!($0) }
     }
 
+    /// Calls the plugin's `set_triggers` (ABI 1.6) with the effects as the contract carries them.
+    public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {
+        guard description.hasAdaptiveTriggers, let set = backend.setTriggersFunction else { throw .noAdaptiveTriggers(deviceID: description.id) }
+        var rightRaw = right?.cValue ?? haptics_trigger_effect_v1()
+        var leftRaw = left?.cValue ?? haptics_trigger_effect_v1()
+        try perform(.setTriggers) { device in
+            withUnsafePointer(to: &rightRaw) { rightPointer in
+                withUnsafePointer(to: &leftRaw) { leftPointer in
+                    set(device, right == nil ? nil : rightPointer, left == nil ? nil : leftPointer)
+                }
+            }
+        }
+    }
+
     /// Calls the plugin's `close` once; later calls fail with ``DeviceError/closed(deviceID:)``.
     public func close() {
         stream?.end()

@@ -40,7 +40,7 @@ struct PadFacts: Sendable {
     /// - DualShock 4: the kernel sets valid_flag0 = 0x07 (motor, LEDs, blink); ours is exactly 0x01.
     /// - DualSense: the kernel's USB report is 63 bytes (ours 48, the declared length); its Bluetooth
     ///   reports set valid_flag1 bits (lightbar, player LEDs), ours leave valid_flag1 = 0 and set
-    ///   HAPTICS_SELECT in valid_flag0.
+    ///   HAPTICS_SELECT in valid_flag0 (rumble) or a trigger's bit (0x04, 0x08: trigger effects).
     /// - Switch Pro: the kernel writes only the bytes it fills (2 for 0x80, 11 + data for 0x01, 10 for
     ///   0x10); ours are padded to the declared length (64 on USB, 49 on Bluetooth).
     /// - Xbox: no driver writes without a force-feedback effect; every 0x03 report is ours.
@@ -51,7 +51,7 @@ struct PadFacts: Sendable {
         case .dualShock4USB, .dualShock4v1USB: return id == 0x05 && data.count == 32 && data[1] == 0x01
         case .dualShock4Bluetooth: return id == 0x11 && data.count == 78 && data[3] == 0x01
         case .dualSenseUSB: return id == 0x02 && data.count == 48
-        case .dualSenseBluetooth: return id == 0x31 && data.count == 78 && data[4] == 0 && data[3] & 0x02 != 0
+        case .dualSenseBluetooth: return id == 0x31 && data.count == 78 && data[4] == 0 && data[3] & 0x0E != 0
         case .xboxOneSBluetooth, .xboxSeriesBluetooth: return id == 0x03
         case .switchProUSB: return data.count == 64
         case .switchProBluetooth: return data.count == 49
@@ -312,6 +312,12 @@ enum ReportCheck {
     /// Whether `report` is the family's all-off report (whatever its counter).
     static func isOff(_ report: UHIDOutputReport, _ facts: PadFacts, dualSenseMode: DualSense.VibrationMode = .compatibleV2) -> Bool {
         facts.encode(.off, sequence: sequence(report.data, facts), dualSenseMode: dualSenseMode) == report.data
+    }
+
+    /// Whether `report` is a DualSense's all-off report that also sets both adaptive triggers free
+    /// (the stop of a session that set trigger effects), whatever its counter.
+    static func isOffReleasingTriggers(_ report: UHIDOutputReport, _ facts: PadFacts) -> Bool {
+        DualSense.releasingTriggers(facts.encode(.off, sequence: sequence(report.data, facts)), transport: facts.transport) == report.data
     }
 
     /// The gaps between consecutive paced reports, in seconds.

@@ -39,7 +39,7 @@ extension GuestExclusiveKernelTests {
     /// (`GPIOValueTrace`); the PWM's, pwm-sim's (`PWMSimHistory`).
     ///
     /// The controllers: DualShock 4 (USB, Bluetooth with CRC), DualSense (USB, Bluetooth with CRC
-    /// and sequence tag), Xbox Series (Bluetooth), Switch Pro (USB, Bluetooth, packet counter), all
+    /// and sequence tag; its adaptive triggers set too, so its stop must release them), Xbox Series (Bluetooth), Switch Pro (USB, Bluetooth, packet counter), all
     /// opened by the one process and shared by the cases.
     @Suite(.serialized)
     struct StopGuardKernel {
@@ -115,6 +115,7 @@ extension GuestExclusiveKernelTests {
 
             var arguments = [CrashProbe.path, death.rawValue, "--set", "gpio.boards=\(rig.boardPath)", "--set", "recording.devices=none", "--continuous", rig.id("c")]
             for id in padIDs { arguments += ["--continuous", id] }
+            for ((controller, _), id) in zip(pads, padIDs) where PadFacts(controller).isDualSense { arguments += ["--trigger", id] }
             arguments += ["--kick", rig.id("k"), "--kick", rig.id("e")]
             for index in [1, 2] { arguments += ["--kick-duty", rig.pwm.channelPath(rig.channels[index]) + "/duty_cycle=50000"] }
             arguments += ["--settle", "0.3"]
@@ -182,8 +183,18 @@ extension GuestExclusiveKernelTests {
                     Issue.record("\(death): \(id): no report at all")
                     continue
                 }
-                #expect(ReportCheck.isOff(last, facts), "\(death): \(id): the last report is not motors off: \(HIDGuest.hex(last.data))")
-                guard let firstOff = reports.firstIndex(where: { $0.timestamp >= died && ReportCheck.isOff($0, facts) }) else {
+                // A DualSense's triggers were set too: its stop also sets them free.
+                let isStop = { (report: UHIDOutputReport) in
+                    facts.isDualSense ? ReportCheck.isOffReleasingTriggers(report, facts) : ReportCheck.isOff(report, facts)
+                }
+                if facts.isDualSense {
+                    let set = beforeDeath.contains {
+                        $0.data == (try? DualSense.triggerReport(right: Self.probeRightTrigger, left: Self.probeLeftTrigger, transport: facts.transport, sequence: ReportCheck.sequence($0.data, facts)))
+                    }
+                    #expect(set, "\(death): \(id): the probe's trigger effects never reached the pad")
+                }
+                #expect(isStop(last), "\(death): \(id): the last report is not motors off\(facts.isDualSense ? " with both triggers released" : ""): \(HIDGuest.hex(last.data))")
+                guard let firstOff = reports.firstIndex(where: { $0.timestamp >= died && isStop($0) }) else {
                     Issue.record("\(death): \(id): no motors-off report after the death")
                     continue
                 }
@@ -201,6 +212,10 @@ extension GuestExclusiveKernelTests {
                 "stop-guard [\(VMRig.ignoresSpecialHIDDrivers ? "hid-generic" : "real drivers")] \(death): \(summary.joined(separator: "; ")); pads max \(format(padTimes.max() ?? .nan)) after the death; probe ran \(format(milliseconds(from: start, to: died))), died in \(format(milliseconds(from: died, to: ended)))"
             )
         }
+
+        /// The effects `haptics-crash-probe --trigger` sets (its `probeRightTrigger`, `probeLeftTrigger`).
+        static let probeRightTrigger = AdaptiveTriggerEffect.weapon(startPosition: 0.3, endPosition: 0.7, strength: 1)
+        static let probeLeftTrigger = AdaptiveTriggerEffect.feedback(position: 0.2, strength: 0.5)
 
         static func format(_ milliseconds: Double) -> String {
             String(format: "%.1f ms", milliseconds)
