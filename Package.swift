@@ -70,9 +70,9 @@ let package = Package(
             dependencies: ["CHapticsABI", "HapticsSupport", "HapticsTriggers"]),
         .target(name: "HapticsNullBackend", dependencies: ["CHapticsABI", "HapticsPluginKit"], path: "Plugins/Null"),
         // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
-        .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport"], path: "Plugins/Recording/Format"),
+        .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport", "HapticsTriggers"], path: "Plugins/Recording/Format"),
         .target(
-            name: "HapticsRecordingBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat"], path: "Plugins/Recording",
+            name: "HapticsRecordingBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat", "HapticsTriggers"], path: "Plugins/Recording",
             exclude: ["Format"]),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).
@@ -99,7 +99,7 @@ let package = Package(
         // Waveform devices on ALSA PCMs: device files and DualSense cards (pure, tested directly), the alsa-lib backend.
         .target(name: "ALSADevices", dependencies: ["HapticsSupport"], path: "Plugins/ALSA/Devices"),
         .target(
-            name: "HapticsALSABackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "ALSADevices", "HIDReports", "CAlsa", "CHapticsSystem"],
+            name: "HapticsALSABackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "ALSADevices", "HIDReports", "CAlsa", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/ALSA/Backend"),
         .systemLibrary(
             name: "CAlsa", path: "Plugins/CAlsa", pkgConfig: "alsa",
@@ -133,7 +133,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
-            name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit"],
+            name: "HapticsDaemonClient", dependencies: ["CHapticsABI", "HapticsBus", "HapticsSupport", "HapticsPluginKit", "HapticsTriggers"],
             path: "Plugins/DaemonClient"),
 
         // Tools over the core, out of it: the SVG charts every plot is drawn with, and the reader of

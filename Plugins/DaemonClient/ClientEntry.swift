@@ -4,6 +4,7 @@ import Glibc
 import CHapticsABI
 import HapticsBus
 import HapticsPluginKit
+import HapticsTriggers
 import Synchronization
 
 /// The client transport's entry point (`haptics_client.h`): fills the table with functions that
@@ -215,6 +216,32 @@ public func hapticsClientFill(_ host: UnsafePointer<haptics_client_host_v1>, _ o
     table.unregister_audio = { instance, id, error in
         ClientInstance.from(instance).run(error) { client throws(BusError) in
             try client.connection.call(member: "UnregisterAudio") { writer throws(BusError) in try writer.uint64(id) } read: { _ throws(BusError) in }
+        }
+    }
+    table.set_triggers = { instance, device, right, left, error in
+        ClientInstance.from(instance).run(error) { client throws(BusError) in
+            /// The `a{sv}` of one trigger's effect (TriggerHolds reads it): empty leaves it as it is.
+            func entries(_ raw: UnsafePointer<haptics_trigger_effect_v1>?) throws(BusError) -> [(key: String, value: BusValue)] {
+                guard let raw else { return [] }
+                let effect: AdaptiveTriggerEffect
+                do throws(AdaptiveTriggerError) { effect = try AdaptiveTriggerEffect(raw.pointee) } catch {
+                    throw BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "\(error)")
+                }
+                let keyed = effect.keyed
+                return [("effect", .string(keyed.name))] + keyed.parameters.map { key, value in
+                    switch value {
+                    case .number(let number): (key, .double(number))
+                    case .list(let numbers): (key, .array(element: "d", numbers.map { .double($0) }))
+                    }
+                }
+            }
+            let rightEntries = try entries(right), leftEntries = try entries(left)
+            try client.connection.call(member: "SetTriggers") { writer throws(BusError) in
+                try writer.string(client.connection.appID)
+                try writer.string(String(cString: device))
+                try writer.dictionary(rightEntries)
+                try writer.dictionary(leftEntries)
+            } read: { _ throws(BusError) in }
         }
     }
     table.destroy = { instance in

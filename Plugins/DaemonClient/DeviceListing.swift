@@ -51,6 +51,7 @@ enum DeviceListing {
             unavailableReason: details["available"]?.boolValue == false ? string("unavailable-reason") : nil)
         func nanoseconds(_ key: String) -> UInt64 { whole(number(details[key])) }
         spec.periodStepNanoseconds = nanoseconds("period-step-ns")
+        spec.adaptiveTriggers = details["adaptive-triggers"]?.boolValue ?? false
         if let rate = details["sample-rate-hz"]?.doubleValue {
             spec.sampleStream = SampleStreamSpec(
                 rate: whole(rate), periodFrames: whole(number(details["sample-period-frames"])),

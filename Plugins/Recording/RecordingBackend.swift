@@ -1,6 +1,7 @@
 import CHapticsABI
 import HapticsPluginKit
 import HapticsSupport
+import HapticsTriggers
 import Synchronization
 
 #if canImport(Glibc)
@@ -86,6 +87,8 @@ final class RecordingDevice: DeviceDriver {
     private struct State {
         var frames = 0
         var lost = false
+        /// Which adaptive triggers hold an effect other than off (right, left).
+        var triggers = (right: false, left: false)
     }
 
     init(simulated: SimulatedDevice, backend: RecordingBackend) {
@@ -112,6 +115,7 @@ final class RecordingDevice: DeviceDriver {
 
     func sleep() throws(BackendFailure) {
         try checkPresent()
+        releaseTriggers()
         backend.log?.append(event: .sleep, device: id)
         try backend.log?.flush()
     }
@@ -136,7 +140,37 @@ final class RecordingDevice: DeviceDriver {
         backend.log?.append(event: .stop, device: id)
     }
 
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        guard simulated.spec.adaptiveTriggers else { throw BackendFailure(code: EOPNOTSUPP, "\(id): the simulated device has no adaptive triggers") }
+        try checkPresent()
+        var engaged = (right: false, left: false)
+        do throws(AdaptiveTriggerError) {
+            // Checked as a DualSense checks them: what it would refuse, this refuses, changing nothing.
+            if let right { engaged.right = try right.plan() != .off }
+            if let left { engaged.left = try left.plan() != .off }
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(id): \(error)")
+        }
+        backend.log?.append(right: right, left: left, device: id)
+        // Written at once (effects are set seldom, and a reader waits for them while the device stays awake).
+        try backend.log?.flush()
+        state.withLock { state in
+            if right != nil { state.triggers.right = engaged.right }
+            if left != nil { state.triggers.left = engaged.left }
+        }
+    }
+
+    /// Records both triggers set free when an effect holds either (sleep and close release them).
+    private func releaseTriggers() {
+        let held = state.withLock { state in
+            defer { state.triggers = (false, false) }
+            return state.triggers.right || state.triggers.left
+        }
+        if held { backend.log?.append(right: .off, left: .off, device: id) }
+    }
+
     func close() {
+        releaseTriggers()
         backend.log?.append(event: .close, device: id)
         try? backend.log?.flush()
     }

@@ -2,6 +2,7 @@ import CHapticsABI
 import HapticsPluginKit
 import HapticsRecordingFormat
 import HapticsSupport
+import HapticsTriggers
 import Synchronization
 
 #if canImport(Glibc)
@@ -17,6 +18,7 @@ final class RecordingLog: Sendable {
     enum Record: Sendable {
         case event(time: UInt64, event: RecordingFormat.Event, device: String)
         case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Float, frequency: Float)])
+        case triggers(time: UInt64, device: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
     }
 
     private let file: OwnedFileDescriptor
@@ -52,6 +54,12 @@ final class RecordingLog: Sendable {
         if count >= 4096 { try? flush() }
     }
 
+    /// Records adaptive-trigger effects set now.
+    func append(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?, device: String) {
+        let now = Monotonic.now()
+        pending.withLock { $0.append(.triggers(time: now, device: device, right: right, left: left)) }
+    }
+
     /// Formats and writes out everything recorded so far.
     func flush() throws(BackendFailure) {
         let records = pending.withLock { records in
@@ -66,6 +74,8 @@ final class RecordingLog: Sendable {
                 RecordingFormat.appendEvent(time: time, event: event, device: device, to: &text)
             case .frame(let time, let device, let frameTime, let channels):
                 RecordingFormat.appendFrame(time: time, device: device, frameTime: frameTime, channels: channels, to: &text)
+            case .triggers(let time, let device, let right, let left):
+                RecordingFormat.appendTriggers(time: time, device: device, right: right, left: left, to: &text)
             }
         }
         try write(Array(text.utf8))
@@ -91,6 +101,6 @@ final class RecordingLog: Sendable {
                     frequencyRange: channel.frequencyRange.map { Double($0.lowerBound)...Double($0.upperBound) },
                     resonantFrequency: channel.resonantFrequency > 0 ? Double(channel.resonantFrequency) : nil,
                     nominalFrequency: channel.nominalFrequency > 0 ? Double(channel.nominalFrequency) : nil)
-            })
+            }, adaptiveTriggers: spec.adaptiveTriggers)
     }
 }

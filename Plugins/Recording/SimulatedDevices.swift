@@ -48,6 +48,17 @@ enum Presets {
                 ChannelSpec(name: "right-trigger", actuator: HAPTICS_ACTUATOR_TRIGGER, amplitudeSteps: 101, nominalFrequency: 120),
             ],
             minimumUpdateIntervalNanoseconds: 50_000_000, wakeLatencyNanoseconds: 8_000_000)),
+        "dualsense": SimulatedDevice(spec: {
+            var spec = DeviceSpec(
+                id: "recording:dualsense", name: "Simulated gamepad with adaptive triggers", actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
+                channels: [
+                    ChannelSpec(name: "strong", actuator: HAPTICS_ACTUATOR_ERM, nominalFrequency: 55),
+                    ChannelSpec(name: "weak", actuator: HAPTICS_ACTUATOR_ERM, nominalFrequency: 160),
+                ],
+                minimumUpdateIntervalNanoseconds: 10_000_000, wakeLatencyNanoseconds: 8_000_000)
+            spec.adaptiveTriggers = true
+            return spec
+        }()),
         "hdrumble": SimulatedDevice(spec: DeviceSpec(
             id: "recording:hdrumble", name: "Simulated HD-rumble controller", actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
             channels: [
@@ -111,11 +122,11 @@ enum DeviceConfiguration {
     }
 
     /// One device object: `id`, `name`, `actuator`, `channels`, `min_update_interval_ms`, `wake_latency_ms`,
-    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`.
+    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`, `adaptive_triggers`.
     static func device(_ object: JSONObjectCursor) throws(JSONPathError) -> SimulatedDevice {
         try object.rejectUnknownKeys(allowed: [
             "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames",
-            "replug_after_ms", "envelope",
+            "replug_after_ms", "envelope", "adaptive_triggers",
         ])
         let id = try object.required("id").string()
         guard !id.isEmpty, id.utf8.count < Int(HAPTICS_ID_SIZE) else { throw object.error("id must be 1...\(HAPTICS_ID_SIZE - 1) bytes") }
@@ -123,13 +134,14 @@ enum DeviceConfiguration {
         guard (1...Int(HAPTICS_MAX_CHANNELS)).contains(channels.count) else {
             throw object.error("channels must hold 1...\(HAPTICS_MAX_CHANNELS) entries, found \(channels.count)")
         }
-        let spec = DeviceSpec(
+        var spec = DeviceSpec(
             id: id, name: try object.optional("name")?.string() ?? id,
             actuator: try actuator(object.optional("actuator")),
             channels: try channels.map { entry throws(JSONPathError) in try channel(entry.object()) },
             minimumUpdateIntervalNanoseconds: UInt64((try object.optional("min_update_interval_ms")?.number(in: 0...10_000) ?? 1) * 1e6),
             wakeLatencyNanoseconds: UInt64((try object.optional("wake_latency_ms")?.number(in: 0...10_000) ?? 0) * 1e6),
             envelope: try object.optional("envelope").map { cursor throws(JSONPathError) in try envelope(cursor.object()) })
+        spec.adaptiveTriggers = try object.optional("adaptive_triggers")?.bool() ?? false
         return SimulatedDevice(
             spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)),
             failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)),

@@ -9,6 +9,6 @@ HAPTICS_CLIENT_PIN(sizeof(haptics_client_error_v1) == 640);
 HAPTICS_CLIENT_PIN(sizeof(haptics_client_daemon_v1) == 8 + 2 * HAPTICS_SHORT_NAME_SIZE + HAPTICS_PATH_SIZE);
 HAPTICS_CLIENT_PIN(sizeof(haptics_client_device_v1) == sizeof(haptics_device_v1) + 8 + HAPTICS_SHORT_NAME_SIZE + 2 * HAPTICS_PATH_SIZE);
 HAPTICS_CLIENT_PIN(sizeof(haptics_client_host_v1) == 8 + 5 * sizeof(void *));
-/* 17 pointers: `describe_device`, then `register_audio` and `unregister_audio` were appended
-   (additive: the table carries struct_size). */
-HAPTICS_CLIENT_PIN(sizeof(haptics_client_v1) == 8 + 17 * sizeof(void *));
+/* 18 pointers: `describe_device`, then `register_audio` and `unregister_audio`, then
+   `set_triggers` were appended (additive: the table carries struct_size). */
+HAPTICS_CLIENT_PIN(sizeof(haptics_client_v1) == 8 + 18 * sizeof(void *));

@@ -7,3 +7,4 @@
 // The adaptive-trigger effects, shared with the backends through the plugin contract.
 @_exported import enum HapticsTriggers.AdaptiveTriggerEffect
 @_exported import enum HapticsTriggers.AdaptiveTriggerError
+@_exported import enum HapticsTriggers.TriggerParameter

@@ -38,6 +38,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     var statistics = Statistics()
     /// The clips clients registered, each client's own.
     var audio = AudioStore()
+    /// The adaptive triggers clients hold (`SetTriggers`).
+    var triggers = TriggerHolds()
     /// The app ids each client used (to drop an app's guards when its last client leaves).
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
@@ -278,6 +280,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         _ = sd_notify(0, "STOPPING=1")
         for event in feedback.events.values.sorted(by: { $0.id < $1.id }) { endFeedbackEvent(event, reason: "daemon-stopping") }
         let ended = players.endAll(reason: "daemon-stopping")
+        triggers.releaseAll()
         devices.shutDown()
         for record in ended { playerEnded(record, reason: "daemon-stopping") }
         bus.flush()
@@ -336,6 +339,8 @@ public final class HapticsDaemon: @unchecked Sendable {
         }
         limiter.forget(name)
         audio.forget(name)
+        let freed = triggers.release(ownedBy: name)
+        if !freed.isEmpty { logger.info("client \(name) left: released the adaptive triggers of \(freed.joined(separator: ", "))") }
         clientUsers[name] = nil
         if !owned.isEmpty { scheduleTrim() }
         let apps = clientApps.removeValue(forKey: name) ?? []
@@ -453,6 +458,7 @@ public final class HapticsDaemon: @unchecked Sendable {
 
     func devicesChanged(added: [OwnedDevice], removed: [OwnedDevice]) {
         for owned in removed {
+            triggers.release(deviceID: owned.id)
             // Its players go with it (one that was playing has just been stopped by its engine).
             for record in players.records.values where record.deviceID == owned.id {
                 record.released = true

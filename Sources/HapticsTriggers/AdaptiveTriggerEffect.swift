@@ -135,12 +135,19 @@ public enum AdaptiveTriggerError: Error, Sendable, Hashable, CustomStringConvert
     case zoneCount(parameter: String, count: Int)
     /// A contract mode (`haptics_trigger_mode`) this build does not know.
     case unknownMode(UInt32)
+    /// An effect name the keyed form does not have.
+    case unknownEffect(String)
+    /// The keyed form's parameters do not fit the effect: a key missing, unknown, twice, or of the wrong kind.
+    case parameters(effect: String, problem: String)
 
     public var description: String {
         switch self {
         case .outOfRange(let parameter, let value, let expected): "trigger effect: \(parameter) \(value) is outside \(expected)"
         case .zoneCount(let parameter, let count):
             "trigger effect: \(parameter) has \(count) values; the trigger has \(AdaptiveTriggerEffect.zoneCount) zones, one value each"
+        case .unknownEffect(let name):
+            "trigger effect: '\(name)' is unknown; the effects are \(AdaptiveTriggerEffect.keyedForms.map(\.name).joined(separator: ", "))"
+        case .parameters(let effect, let problem): "trigger effect \(effect): \(problem)"
         case .unknownMode(let mode): "trigger effect: mode \(mode) is unknown; the modes are 0…6 (haptics_trigger_mode in haptics_backend.h)"
         }
     }

@@ -49,15 +49,18 @@ extension AdaptiveTriggerEffect {
     ///
     /// - Throws: ``AdaptiveTriggerError/unknownMode(_:)`` for a mode this build does not know.
     public init(_ raw: haptics_trigger_effect_v1) throws(AdaptiveTriggerError) {
-        let zones = withUnsafeBytes(of: raw.zones) { Array($0.bindMemory(to: Float.self)).map(Double.init) }
-        let start = Double(raw.start_position), end = Double(raw.end_position)
-        let strength = Double(raw.strength), frequency = Double(raw.frequency_hz)
+        // The decimal the host wrote (0.3), not the float's binary neighbour (0.30000001192092896):
+        // a float's description is the shortest text that reads back as the same float.
+        func decimal(_ value: Float) -> Double { value.isFinite ? Double("\(value)") ?? Double(value) : Double(value) }
+        let zones = withUnsafeBytes(of: raw.zones) { Array($0.bindMemory(to: Float.self)).map(decimal) }
+        let start = decimal(raw.start_position), end = decimal(raw.end_position)
+        let strength = decimal(raw.strength), frequency = decimal(raw.frequency_hz)
         switch haptics_trigger_mode(raw.mode) {
         case HAPTICS_TRIGGER_OFF: self = .off
         case HAPTICS_TRIGGER_FEEDBACK: self = .feedback(position: start, strength: strength)
         case HAPTICS_TRIGGER_MULTIPLE_POSITION_FEEDBACK: self = .multiplePositionFeedback(strengths: zones)
         case HAPTICS_TRIGGER_SLOPE_FEEDBACK:
-            self = .slopeFeedback(startPosition: start, endPosition: end, startStrength: strength, endStrength: Double(raw.end_strength))
+            self = .slopeFeedback(startPosition: start, endPosition: end, startStrength: strength, endStrength: decimal(raw.end_strength))
         case HAPTICS_TRIGGER_WEAPON: self = .weapon(startPosition: start, endPosition: end, strength: strength)
         case HAPTICS_TRIGGER_VIBRATION: self = .vibration(position: start, amplitude: strength, frequency: frequency)
         case HAPTICS_TRIGGER_MULTIPLE_POSITION_VIBRATION: self = .multiplePositionVibration(amplitudes: zones, frequency: frequency)

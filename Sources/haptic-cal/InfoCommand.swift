@@ -35,6 +35,7 @@ struct Info: ParsableCommand {
             if let nominal = channel.nominalFrequency { line += ", nominal \(fixed(nominal, 1)) Hz" }
             print(line)
         }
+        if description.hasAdaptiveTriggers { print("  triggers:         adaptive (L2, R2): `haptic-cal trigger`") }
         let profile = CalibrationProfile.uncalibrated(for: description)
         print("  profile:          \(profile.source.rawValue)")
         switch profile.sharpness {

@@ -151,6 +151,8 @@ struct Play: ParsableCommand {
                     drive.amplitude > 0 && drive.frequency > 0 ? "\(fixed(drive.amplitude, 3)) @ \(fixed(drive.frequency, 1)) Hz" : fixed(drive.amplitude, 3)
                 }
                 print("  \(time)  frame  \(channels.joined(separator: " | "))")
+            case .triggers(let right, let left):
+                print("  \(time)  triggers  R2 \(right?.text ?? "unchanged") | L2 \(left?.text ?? "unchanged")")
             default:
                 print("  \(time)  \(entry.event.name)")
             }

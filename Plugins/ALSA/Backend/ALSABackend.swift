@@ -4,6 +4,7 @@ import CHapticsSystem
 import HapticsPluginKit
 import HapticsSupport
 import HIDReports
+import HapticsStopGuard
 import Synchronization
 
 #if canImport(Glibc)
@@ -200,6 +201,8 @@ final class ALSABackend: BackendDriver {
         spec.sampleStream = SampleStreamSpec(
             rate: UInt32(output.rate), periodFrames: UInt32(output.periodFrames), bufferFrames: UInt32(output.bufferFrames),
             latencyNanoseconds: output.latencyNanoseconds)
+        // A DualSense's triggers, through the same hidraw node as its mode switch.
+        spec.adaptiveTriggers = output.padProductID != nil && output.padHidraw != nil
         return spec
     }
 
@@ -259,6 +262,12 @@ final class ALSADevice: DeviceDriver, LosableDevice {
 
     func stop() throws(BackendFailure) { try with { pcm throws(BackendFailure) in try pcm.drop() } }
 
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        if let failure = lost.withLock({ $0 }) { throw failure }
+        guard let mode else { throw BackendFailure(code: EOPNOTSUPP, "alsa: this device has no adaptive triggers") }
+        try mode.setTriggers(right: right, left: left)
+    }
+
     func submit(_ frame: FrameView) throws(BackendFailure) {
         throw BackendFailure(code: EOPNOTSUPP, "alsa: this device takes samples (ABI 1.4), not frames; the host is older than the backend")
     }
@@ -286,11 +295,20 @@ final class ALSADevice: DeviceDriver, LosableDevice {
 /// and close) selects it again with both motors off, the state a rumble player expects. Owns the
 /// node's descriptor. A node that cannot be opened or written is logged once, naming the node and
 /// the fix; the coils still play.
+///
+/// It also sets the pad's adaptive triggers (``setTriggers(right:left:)``, report 0x02's trigger
+/// blocks). While an effect holds either trigger, the stop guard holds a report that sets both free
+/// (and gives the pad its rumble emulation back, motors off), so every kind of death releases them;
+/// ``rumble()`` and ``close()`` release them too.
 final class PadModeSwitch: Sendable {
     private struct State {
         var fd: Int32 = -1
         var coils = false
         var warned = false
+        /// Which triggers hold an effect other than off (right, left).
+        var triggers = (right: false, left: false)
+        /// The stop-guard slot holding the release report while a trigger is engaged, else -1.
+        var guardSlot: Int32 = -1
     }
 
     private let state = Mutex(State())
@@ -309,10 +327,71 @@ final class PadModeSwitch: Sendable {
     /// Hands the coils the audio stream.
     func coils() { send(DualSense.audioHapticsReport(transport: .usb, sequence: 0), coils: true) }
 
-    /// Gives the pad its rumble emulation back, motors off.
+    /// Gives the pad its rumble emulation back, motors off, and sets its triggers free.
     func rumble() {
-        guard state.withLock({ $0.coils }) else { return }
-        send(DualSense.stopReport(transport: .usb, sequence: 0, mode: rumbleMode), coils: false)
+        let (coils, engaged) = state.withLock { ($0.coils, $0.triggers.right || $0.triggers.left) }
+        if coils { send(engaged ? releaseReport : DualSense.stopReport(transport: .usb, sequence: 0, mode: rumbleMode), coils: false) }
+        if engaged {
+            if !coils { send(DualSense.releasingTriggers(DualSense.audioHapticsReport(transport: .usb, sequence: 0), transport: .usb), coils: false) }
+            state.withLock { state in
+                state.triggers = (false, false)
+                haptics_stop_guard_unregister(state.guardSlot)
+                state.guardSlot = -1
+            }
+        }
+    }
+
+    /// Rumble emulation back, motors off, both triggers free: what the stop guard writes.
+    private var releaseReport: [UInt8] { DualSense.releasingTriggers(DualSense.stopReport(transport: .usb, sequence: 0, mode: rumbleMode), transport: .usb) }
+
+    /// Sets the triggers' effects (nil: as they are): checked first, so an effect the pad cannot play
+    /// changes nothing; a write that fails is thrown, naming the node.
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+        let report: [UInt8]
+        var engaged = state.withLock { $0.triggers }
+        do throws(AdaptiveTriggerError) {
+            report = try DualSense.triggerReport(right: right, left: left, transport: .usb, sequence: 0)
+            if let right { engaged.right = try right.plan() != .off }
+            if let left { engaged.left = try left.plan() != .off }
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(deviceID): \(error)")
+        }
+        // Registered before the write: a death right after it still releases them.
+        if engaged.right || engaged.left { try registerRelease() }
+        let failure = state.withLock { state -> BackendFailure? in
+            if state.fd < 0 { state.fd = Glibc.open(node, O_WRONLY | O_CLOEXEC) }
+            guard state.fd >= 0 else { return BackendFailure(code: errno, "\(deviceID): cannot open \(node) for the triggers: \(String(cString: strerror(errno)))") }
+            let entered = haptics_stop_guard_enter(state.guardSlot)
+            defer { if entered == 0 { haptics_stop_guard_leave(state.guardSlot) } }
+            guard entered == 0 else { return BackendFailure(code: ESHUTDOWN, "\(deviceID): the process is stopping") }
+            let written = report.withUnsafeBytes { Glibc.write(state.fd, $0.baseAddress, $0.count) }
+            guard written == report.count else {
+                return BackendFailure(code: written < 0 ? errno : EIO, "\(deviceID): cannot write the trigger report to \(node): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
+            }
+            if right != nil { state.triggers.right = engaged.right }
+            if left != nil { state.triggers.left = engaged.left }
+            return nil
+        }
+        state.withLock { state in
+            guard !state.triggers.right, !state.triggers.left, state.guardSlot >= 0 else { return }
+            haptics_stop_guard_unregister(state.guardSlot)
+            state.guardSlot = -1
+        }
+        if let failure { throw failure }
+    }
+
+    /// Registers the release report with the stop guard, once.
+    private func registerRelease() throws(BackendFailure) {
+        guard state.withLock({ $0.guardSlot }) < 0 else { return }
+        let slot = haptics_stop_guard_begin(deviceID)
+        guard slot >= 0 else { throw BackendFailure(code: -slot, "\(deviceID): cannot register the triggers' release with the stop guard: \(String(cString: strerror(-slot)))") }
+        var result = releaseReport.withUnsafeBufferPointer { haptics_stop_guard_add_report(slot, node, $0.baseAddress!, $0.count) }
+        if result == 0 { result = haptics_stop_guard_arm(slot, 0) }
+        guard result == 0 else {
+            haptics_stop_guard_unregister(slot)
+            throw BackendFailure(code: -result, "\(deviceID): cannot register the triggers' release for \(node) with the stop guard: \(String(cString: strerror(-result)))")
+        }
+        state.withLock { $0.guardSlot = slot }
     }
 
     /// Restores rumble emulation if the coils had the pad, and closes the node.

@@ -1,4 +1,5 @@
 import HapticsSupport
+import HapticsTriggers
 
 /// The recording backend's file, defined once: the backend writes it with these functions and
 /// `HapticsTools`' `Recording` reads it with ``line(_:)``.
@@ -6,8 +7,10 @@ import HapticsSupport
 /// JSON Lines, one object per line, each stamped with `CLOCK_MONOTONIC` nanoseconds (`t_ns`) taken
 /// when the call reached the backend. The first line (`"event": "recording"`) gives the format
 /// ``version`` and the simulated devices (``Device``); then `open`, `wake`, `frame` (the host's
-/// intended time `frame_ns` and every channel's `amplitude` and `frequency_hz`), `stop`, `sleep`,
-/// `unplug`, `replug` and `close`, in the order they happened.
+/// intended time `frame_ns` and every channel's `amplitude` and `frequency_hz`), `triggers` (a
+/// device with adaptive triggers: `right` and `left` in ``AdaptiveTriggerEffect/text`` form, null
+/// for a trigger left as it was), `stop`, `sleep`, `unplug`, `replug` and `close`, in the order they
+/// happened.
 ///
 /// Reading checks every number's range and names the key, the value and the range: time stamps
 /// 0…1.8e19 ns; amplitudes 0…1; frequencies 0…1e6 Hz (a channel's `frequency_min_hz` …
@@ -80,9 +83,15 @@ public enum RecordingFormat {
         public var wakeLatencyMs: Double
         /// Its channels.
         public var channels: [Channel]
+        /// It has adaptive triggers (written only when true).
+        public var adaptiveTriggers: Bool
 
         /// A device.
-        public init(id: String, name: String, actuator: String, minimumUpdateIntervalMs: Double, wakeLatencyMs: Double, channels: [Channel]) {
+        public init(
+            id: String, name: String, actuator: String, minimumUpdateIntervalMs: Double, wakeLatencyMs: Double, channels: [Channel],
+            adaptiveTriggers: Bool = false
+        ) {
+            self.adaptiveTriggers = adaptiveTriggers
             self.id = id
             self.name = name
             self.actuator = actuator
@@ -104,11 +113,13 @@ public enum RecordingFormat {
                 if let nominal = channel.nominalFrequency { fields.append(("nominal_frequency_hz", .number(nominal))) }
                 return .object(JSONObject(fields))
             }
-            return .object(JSONObject([
+            var fields: [(key: String, value: JSONValue)] = [
                 ("id", .string(id)), ("name", .string(name)), ("actuator", .string(actuator)),
                 ("min_update_interval_ms", .number(minimumUpdateIntervalMs)), ("wake_latency_ms", .number(wakeLatencyMs)),
                 ("channels", .array(channels)),
-            ]))
+            ]
+            if adaptiveTriggers { fields.append(("adaptive_triggers", .bool(true))) }
+            return .object(JSONObject(fields))
         }
     }
 
@@ -120,6 +131,8 @@ public enum RecordingFormat {
         case event(time: UInt64, event: Event, device: String)
         /// A drive frame of `device`: the host's intended time and each channel's amplitude (0…1) and frequency (Hz).
         case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Double, frequency: Double)])
+        /// Adaptive-trigger effects set on `device`; nil: that trigger left as it was.
+        case triggers(time: UInt64, device: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
     }
 
     // MARK: - Writing
@@ -150,6 +163,17 @@ public enum RecordingFormat {
         text += "]}\n"
     }
 
+    /// Appends a trigger line.
+    public static func appendTriggers(time: UInt64, device: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?, to text: inout String) {
+        text += "{\"t_ns\":\(time),\"event\":\"triggers\",\"device\":"
+        JSONValue.quote(device, into: &text)
+        for (key, effect) in [("right", right), ("left", left)] {
+            text += ",\"\(key)\":"
+            if let effect { JSONValue.quote(effect.text, into: &text) } else { text += "null" }
+        }
+        text += "}\n"
+    }
+
     // MARK: - Reading
 
     /// One line read, every value range-checked.
@@ -165,6 +189,14 @@ public enum RecordingFormat {
         }
         let deviceID = try object.required("device").string()
         if let known = Event(rawValue: event) { return .event(time: time, event: known, device: deviceID) }
+        if event == "triggers" {
+            func effect(_ key: String) throws -> AdaptiveTriggerEffect? {
+                guard let cursor = object.optional(key), cursor.value != .null else { return nil }
+                let text = try cursor.string()
+                do { return try AdaptiveTriggerEffect(text: text) } catch { throw cursor.error("\(error)") }
+            }
+            return .triggers(time: time, device: deviceID, right: try effect("right"), left: try effect("left"))
+        }
         guard event == "frame" else { throw object.error("unknown event '\(event)'") }
         let frameTime = UInt64(try object.required("frame_ns").number(in: 0...1.8e19))
         let channels = try Self.channels(object.required("channels")).map { entry in
@@ -202,6 +234,7 @@ public enum RecordingFormat {
         return Device(
             id: id, name: try object.required("name").string(), actuator: try object.required("actuator").string(),
             minimumUpdateIntervalMs: try object.required("min_update_interval_ms").number(in: 0...10_000),
-            wakeLatencyMs: try object.required("wake_latency_ms").number(in: 0...10_000), channels: channels)
+            wakeLatencyMs: try object.required("wake_latency_ms").number(in: 0...10_000), channels: channels,
+            adaptiveTriggers: try object.optional("adaptive_triggers")?.bool() ?? false)
     }
 }

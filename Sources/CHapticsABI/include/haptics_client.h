@@ -224,6 +224,14 @@ typedef struct haptics_client_v1 {
                                      uint32_t channels, uint32_t rate_hz, uint64_t * _Nonnull id, haptics_client_error_v1 * _Nullable error);
     /** Forgets clip `id` of this connection's (players made before keep playing it). */
     int (* _Nullable unregister_audio)(void * _Nullable instance, uint64_t id, haptics_client_error_v1 * _Nullable error);
+    /**
+     * Appended after `unregister_audio` (required likewise): sets the adaptive triggers of
+     * `device_id` (HAPTICS_DEVICE_ADAPTIVE_TRIGGERS in what `describe_device` gives) as the backend
+     * contract's `set_triggers` does: NULL leaves that trigger as it is. This connection holds the
+     * device's triggers until it sets both off or closes; another connection is refused meanwhile.
+     */
+    int (* _Nullable set_triggers)(void * _Nullable instance, const char * _Nonnull device_id, const haptics_trigger_effect_v1 * _Nullable right,
+                                   const haptics_trigger_effect_v1 * _Nullable left, haptics_client_error_v1 * _Nullable error);
 } haptics_client_v1;
 
 /**

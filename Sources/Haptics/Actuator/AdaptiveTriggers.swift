@@ -18,7 +18,15 @@ import Synchronization
 public final class AdaptiveTriggers: Sendable {
     /// The device whose triggers these are.
     public let device: HapticDevice
-    private let state = Mutex<(engaged: Bool, released: Bool)>((false, false))
+    private let state = Mutex(State())
+
+    private struct State {
+        /// An activity holds the device (from the first effect to the release).
+        var active = false
+        /// Which triggers hold an effect other than off.
+        var right = false, left = false
+        var released = false
+    }
 
     /// The triggers of `device`.
     ///
@@ -38,12 +46,15 @@ public final class AdaptiveTriggers: Sendable {
     ///   the device or to send the effects.
     public func set(right: AdaptiveTriggerEffect? = nil, left: AdaptiveTriggerEffect? = nil) throws(DeviceError) {
         let id = device.description.id
-        for effect in [right, left].compactMap(\.self) {
-            do throws(AdaptiveTriggerError) { _ = try effect.plan() } catch { throw .invalidTriggerEffect(deviceID: id, error) }
+        var plans: (right: AdaptiveTriggerEffect.Plan?, left: AdaptiveTriggerEffect.Plan?) = (nil, nil)
+        do throws(AdaptiveTriggerError) {
+            plans = (try right?.plan(), try left?.plan())
+        } catch {
+            throw .invalidTriggerEffect(deviceID: id, error)
         }
         try state.withLock { (state) throws(DeviceError) in
             guard !state.released else { throw .closed(deviceID: id) }
-            let began = !state.engaged
+            let began = !state.active
             if began { try device.beginActivity() }
             do throws(DeviceError) {
                 try device.setTriggers(right: right, left: left)
@@ -51,18 +62,22 @@ public final class AdaptiveTriggers: Sendable {
                 if began { device.endActivity() }
                 throw error
             }
-            state.engaged = true
+            state.active = true
+            if let plan = plans.right { state.right = plan != .off }
+            if let plan = plans.left { state.left = plan != .off }
         }
     }
 
-    /// Sets both triggers free and lets the device idle. Idempotent; later ``set(right:left:)``
-    /// calls fail.
+    /// Whether an effect other than off holds either trigger.
+    public var isEngaged: Bool { state.withLock { $0.right || $0.left } }
+
+    /// Sets both triggers free (unless both are off already) and lets the device idle. Idempotent;
+    /// later ``set(right:left:)`` calls fail.
     public func release() {
         state.withLock { state in
-            defer { state = (false, true) }
-            guard state.engaged else { return }
-            try? device.setTriggers(right: .off, left: .off)
-            device.endActivity()
+            defer { state = State(released: true) }
+            if state.right || state.left { try? device.setTriggers(right: .off, left: .off) }
+            if state.active { device.endActivity() }
         }
     }
 }

@@ -30,5 +30,13 @@ final class RemoteActuator: Actuator {
 
     func stop() throws(DeviceError) {}
 
+    /// The service sets them (`SetTriggers`); this connection holds them until both are off or it closes.
+    func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {
+        guard description.hasAdaptiveTriggers else { throw .noAdaptiveTriggers(deviceID: description.id) }
+        do throws(HapticEngineError) { try client.setTriggers(deviceID: description.id, right: right, left: left) } catch {
+            throw .backendFailure(deviceID: description.id, backend: "hapticsd", operation: .setTriggers, errno: EIO, message: "\(error)")
+        }
+    }
+
     func close() {}
 }

@@ -56,7 +56,7 @@ final class ServiceLink: @unchecked Sendable {
             ("player_command", table.player_command != nil), ("player_set", table.player_set != nil), ("player_get", table.player_get != nil),
             ("send_parameters", table.send_parameters != nil), ("schedule_curve", table.schedule_curve != nil), ("stop_all", table.stop_all != nil),
             ("destroy", table.destroy != nil), ("describe_device", table.describe_device != nil), ("register_audio", table.register_audio != nil),
-            ("unregister_audio", table.unregister_audio != nil),
+            ("unregister_audio", table.unregister_audio != nil), ("set_triggers", table.set_triggers != nil),
         ]
         if let missing = functions.first(where: { !$0.1 }) {
             table.destroy?(table.instance)
@@ -109,9 +109,22 @@ final class ServiceLink: @unchecked Sendable {
                 var info = haptics_device_info_v1()
                 info.struct_size = UInt32(MemoryLayout<haptics_device_info_v1>.size)
                 if table.describe_device!(table.instance, description.id, &info, nil) == 0 {
-                    description.apply(info, takesSamples: true)
+                    description.apply(info, takesSamples: true, setsTriggers: true)
                 }
                 return description
+            }
+        }
+    }
+
+    /// Sets the adaptive triggers of `deviceID` through the service (`SetTriggers`); nil leaves one as it is.
+    func setTriggers(deviceID: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(HapticEngineError) {
+        var rightRaw = right?.cValue ?? haptics_trigger_effect_v1()
+        var leftRaw = left?.cValue ?? haptics_trigger_effect_v1()
+        try perform { error in
+            withUnsafePointer(to: &rightRaw) { rightPointer in
+                withUnsafePointer(to: &leftRaw) { leftPointer in
+                    table.set_triggers!(table.instance, deviceID, right == nil ? nil : rightPointer, left == nil ? nil : leftPointer, error)
+                }
             }
         }
     }

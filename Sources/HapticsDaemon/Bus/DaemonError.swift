@@ -1,3 +1,4 @@
+import Haptics
 import HapticsBus
 
 /// The errors hapticsd replies with: each a specific D-Bus name under
@@ -113,6 +114,20 @@ public enum DaemonError {
     }
 
     /// No clip of the caller's has this id.
+    /// Another client holds the device's adaptive triggers (`SetTriggers`).
+    public static func triggersInUse(_ id: String, holder: String, app: String) -> BusError {
+        BusError(
+            name: prefix + "TriggersInUse",
+            message: "device '\(id)': its adaptive triggers are held by client \(holder) (app \(app)) until it sets both off or leaves the bus")
+    }
+
+    /// A trigger effect of `SetTriggers` that cannot be played: a value out of range is
+    /// `InvalidValue` naming the side and the parameter; any other problem `InvalidArgument`.
+    public static func invalidTrigger(_ side: String, _ error: AdaptiveTriggerError) -> BusError {
+        if case .outOfRange(let parameter, let value, let expected) = error { return invalidValue("\(side).\(parameter)", value, expected: expected) }
+        return invalidArgument(side, "\(error)")
+    }
+
     public static func unknownAudio(_ id: UInt64) -> BusError {
         BusError(name: prefix + "UnknownAudio", message: "no clip \(id) is registered by this connection (unregistered, replaced under its name, or another client's)")
     }

@@ -34,6 +34,7 @@ enum DeviceDetails {
     static func backendFacts(_ description: DeviceDescription) -> [(key: String, value: BusValue)] {
         func nanoseconds(_ seconds: Double) -> BusValue { .uint64(UInt64((max(seconds, 0) * 1e9).rounded())) }
         var entries: [(key: String, value: BusValue)] = [("preference", .int32(Int32(clamping: description.preference)))]
+        if description.hasAdaptiveTriggers { entries.append(("adaptive-triggers", .bool(true))) }
         if let step = description.periodStep { entries.append(("period-step-ns", nanoseconds(step))) }
         if let stream = description.sampleStream {
             entries += [

@@ -178,6 +178,11 @@ public func managerUnregisterAudio(_ message: OpaquePointer?, _ userdata: Unsafe
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.unregisterAudio(call) }
 }
 
+@_cdecl("hapticsd_manager_set_triggers")
+public func managerSetTriggers(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
+    method(message, userdata, error) { daemon, call throws(BusError) in try daemon.setTriggers(call) }
+}
+
 @_cdecl("hapticsd_manager_set_app_policy")
 public func managerSetAppPolicy(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.setAppPolicy(call) }

@@ -376,6 +376,22 @@ extension HapticsDaemon {
         try reply(call)
     }
 
+    /// `SetTriggers(s app_id, s device, a{sv} right, a{sv} left)`: adaptive-trigger effects on the
+    /// device's R2 and L2 (an empty dictionary leaves that trigger as it is). The caller holds the
+    /// triggers until it sets both off or leaves the bus (``TriggerHolds``).
+    func setTriggers(_ call: BusMessage) throws(BusError) {
+        let arguments = call.reader
+        let app = try Validation.appID(try arguments.string())
+        let owned = try devices.resolve(try arguments.string())
+        let right = try TriggerHolds.effect(try arguments.dictionary(), side: "right")
+        let left = try TriggerHolds.effect(try arguments.dictionary(), side: "left")
+        let sender = call.sender ?? ""
+        try noteClient(call, app: app)
+        try limiter.admit(sender, at: .monotonicNow())
+        try triggers.set(owner: sender, app: app, device: owned, right: right, left: left)
+        try reply(call)
+    }
+
     /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
     static func pattern(fromAHAP text: String) throws(BusError) -> HapticPattern {
         guard text.utf8.count <= maximumAHAPBytes else {

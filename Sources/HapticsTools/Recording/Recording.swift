@@ -15,6 +15,8 @@ public struct Recording: Sendable, Hashable {
         case replug
         /// A drive frame, with the time the host meant it for (``DriveFrame/time``).
         case frame(DriveFrame)
+        /// Adaptive-trigger effects set; nil: that trigger left as it was.
+        case triggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
 
         /// The event's name as written in the file.
         public var name: String {
@@ -27,6 +29,7 @@ public struct Recording: Sendable, Hashable {
             case .unplug: "unplug"
             case .replug: "replug"
             case .frame: "frame"
+            case .triggers: "triggers"
             }
         }
     }
@@ -90,12 +93,14 @@ public struct Recording: Sendable, Hashable {
         case .frame(let time, let device, let frameTime, let channels):
             let frame = DriveFrame(time: HapticInstant(nanoseconds: frameTime), channels: channels.map { ChannelDrive(amplitude: $0.amplitude, frequency: $0.frequency) })
             entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .frame(frame)))
+        case .triggers(let time, let device, let right, let left):
+            entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .triggers(right: right, left: left)))
         }
     }
 
     /// A device of the header as the core describes devices.
     private static func description(_ device: RecordingFormat.Device) -> DeviceDescription {
-        DeviceDescription(
+        var description = DeviceDescription(
             id: device.id, name: device.name, backend: "recording", actuator: ActuatorKind(rawValue: device.actuator) ?? .unknown,
             channels: device.channels.map { channel in
                 ChannelDescription(
@@ -103,6 +108,16 @@ public struct Recording: Sendable, Hashable {
                     frequencyRange: channel.frequencyRange, resonantFrequency: channel.resonantFrequency, nominalFrequency: channel.nominalFrequency)
             },
             minimumUpdateInterval: device.minimumUpdateIntervalMs / 1000, wakeLatency: device.wakeLatencyMs / 1000)
+        description.hasAdaptiveTriggers = device.adaptiveTriggers
+        return description
+    }
+
+    /// The adaptive-trigger effects set on one device, with the time each reached the backend.
+    public func triggers(for deviceID: String) -> [(received: HapticInstant, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)] {
+        entries(for: deviceID).compactMap { entry in
+            if case .triggers(let right, let left) = entry.event { return (entry.time, right, left) }
+            return nil
+        }
     }
 
     /// The entries of one device, in order.

@@ -1,4 +1,5 @@
 import Foundation
+import HIDReports
 import Haptics
 import Synchronization
 import Testing
@@ -115,6 +116,71 @@ extension GuestExclusiveKernelTests {
             // The right coil takes over where the left one stops: one stream, one clock.
             let gap = Double(right.lowerBound - left.upperBound) / Self.rate
             #expect(abs(gap) < 0.02 + 0.05 * Double(max(underruns, 0)), "the right coil started \(gap) s after the left stopped")
+        }
+
+        /// The output reports the pad received since the last call, read at its end of the bus.
+        static func received(_ hidg: Int32) -> [[UInt8]] {
+            var reports: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(hidg, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                reports.append(Array(buffer[0..<n]))
+            }
+            return reports
+        }
+
+        @Test("the pad's adaptive triggers while its coils serve it: the reports on the wire, released before the pad idles, and by the stop guard when the process is killed")
+        func triggers() throws {
+            let gadget = try Self.gadget()
+            defer { gadget.remove() }
+            let system = Self.system()
+            let pad = try #require(system.devices().first { $0.backend == "alsa" }, "no alsa device among \(system.devices().map(\.id))")
+            #expect(pad.hasAdaptiveTriggers)
+            let hidg = open(gadget.hidgPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            try #require(hidg >= 0, "open \(gadget.hidgPath): errno \(errno)")
+            defer { close(hidg) }
+            func hex(_ reports: [[UInt8]]) -> String { reports.map { $0.prefix(36).map { String(format: "%02x", $0) }.joined() }.joined(separator: "\n") }
+            let coils = DualSense.audioHapticsReport(transport: .usb, sequence: 0)
+            let stop = DualSense.stopReport(transport: .usb, sequence: 0, mode: .compatible)
+
+            let device = try system.openDevice(pad.id)
+            let triggers = try AdaptiveTriggers(device: device)
+            let right = AdaptiveTriggerEffect.weapon(startPosition: 0.3, endPosition: 0.7, strength: 1)
+            try triggers.set(right: right)
+            try triggers.set(left: .vibration(position: 0.5, amplitude: 0.5, frequency: 100))
+            usleep(300_000)
+            var reports = Self.received(hidg)
+            let set = [
+                coils, try DualSense.triggerReport(right: right, left: nil, transport: .usb, sequence: 0),
+                try DualSense.triggerReport(right: nil, left: .vibration(position: 0.5, amplitude: 0.5, frequency: 100), transport: .usb, sequence: 0),
+            ]
+            #expect(reports == set, "\(hex(reports))")
+            // Released: both free, then the idle pad gets its rumble emulation back.
+            triggers.release()
+            usleep(300_000)
+            reports = Self.received(hidg)
+            #expect(reports == [try DualSense.triggerReport(right: .off, left: .off, transport: .usb, sequence: 0), stop], "\(hex(reports))")
+            device.close()
+
+            // Killed with an effect held: the stop guard's supervisor writes the release.
+            let directory = TestSupport.makeTemporaryDirectory("dsusb-kill")
+            let child = try ChildProcess(
+                [
+                    CrashProbe.path, "kill", "--set", "alsa.devices=\(directory)", "--set", "alsa.dualsense-period-us=20000", "--set", "alsa.dualsense-periods=4",
+                    "--set", "recording.devices=none", "--continuous", pad.id, "--trigger", pad.id, "--settle", "0.3",
+                ], environment: ["SWIFT_BACKTRACE": "enable=no"], outputPath: directory + "/probe.log")
+            _ = try child.wait(timeout: 60)
+            let output = child.output
+            #expect(output.contains("triggers \(pad.id)") && output.contains("dying"), "\(output)")
+            let released = DualSense.releasingTriggers(stop, transport: .usb)
+            var all: [[UInt8]] = []
+            let seen = ChildProcess.waitUntil(timeout: 5) {
+                all += Self.received(hidg)
+                return all.last == released
+            }
+            #expect(seen, "after the kill the pad received:\n\(hex(all))\nthe probe said:\n\(output)")
+            #expect(all.contains(try DualSense.triggerReport(right: StopGuardKernel.probeRightTrigger, left: StopGuardKernel.probeLeftTrigger, transport: .usb, sequence: 0)))
         }
 
         @Test("the pad unplugged while its coils play: the device is marked lost by the stream thread itself, mid-event, and closes at once")

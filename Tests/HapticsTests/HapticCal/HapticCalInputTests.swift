@@ -35,6 +35,37 @@ struct HapticCalInputTests {
         #expect(output.contains("Error: \(message)"), "\(output)")
     }
 
+    @Test("trigger: each bad effect is a usage error naming the parameter and its range; a good one is set, held and released (recorded)")
+    func trigger() throws {
+        let cases: [([String], String)] = [
+            (["--right", "weapon:start-position=0.1,end-position=0.5,strength=1"], "trigger effect: start-position 0.1 is outside 0.167…0.833 (zones 2…7)"),
+            (["--left", "vibration:position=0,amplitude=1,frequency=1e400"], "trigger effect: frequency inf is outside 1…255 Hz"),
+            (["--right", "feedback:position=0.2"], "trigger effect feedback: 'strength' is missing; it takes position, strength"),
+            (["--right", "feedback:position=0.2,strength=high"], "'strength=high' is not a number"),
+            (["--left", "multiple-position-feedback:strengths=1/1"], "strengths has 2 values; the trigger has 10 zones"),
+            (["--right", "rumble"], "'rumble' is unknown; the effects are off, feedback"),
+            (["--right", "off", "--hold", "nan"], "--hold nan is outside 0…3600 seconds"),
+            ([], "give --right, --left or both"),
+        ]
+        for (options, message) in cases {
+            let (status, output) = try run(["trigger", "recording:lra"] + options)
+            #expect(status == 64 && output.contains(message), "\(options): \(output)")
+        }
+        let (status, output) = try run(["trigger", "recording:lra", "--right", "off"])
+        #expect(status == 1 && output.contains("recording:lra: the device has no adaptive triggers"), "\(output)")
+
+        let recording = TestSupport.makeTemporaryDirectory("cal-trigger") + "/trigger.jsonl"
+        let set = try run([
+            "trigger", "recording:dualsense", "--in-process", "--set", "recording.devices=dualsense", "--record", recording,
+            "--right", "weapon:start-position=0.3,end-position=0.6,strength=1", "--left", "multiple-position-vibration:amplitudes=0/0/0/0/0/1/1/1/1/1,frequency=200",
+            "--hold", "0.05",
+        ])
+        #expect(set.status == 0 && set.output.contains("R2 weapon:start-position=0.3,end-position=0.6,strength=1"), "\(set.output)")
+        let lines = try String(contentsOfFile: recording, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"triggers\"") || $0.contains("\"sleep\"") }
+        #expect(lines.count == 3 && lines[0].contains("\"left\":\"multiple-position-vibration:amplitudes=0/0/0/0/0/1/1/1/1/1,frequency=200\"")
+            && lines[1].contains("\"right\":\"off\",\"left\":\"off\"") && lines[2].contains("sleep"), "\(lines)")
+    }
+
     @Test("files with extreme numbers are errors naming the file, the place and the range")
     func files() throws {
         let directory = TestSupport.makeTemporaryDirectory("cal-input-files")
