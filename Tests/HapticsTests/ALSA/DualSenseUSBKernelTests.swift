@@ -101,13 +101,7 @@ extension GuestExclusiveKernelTests {
             }
             // The pad was switched to its coils on wake (every valid flag clear: SDL's "restore audio
             // haptics"), and back to rumble emulation, motors off, when the device slept.
-            var reports: [[UInt8]] = []
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(hidg, $0.baseAddress, $0.count) }
-                guard n > 0 else { break }
-                reports.append(Array(buffer[0..<n]))
-            }
+            let reports = Self.received(hidg)
             let coils = [0x02] + [UInt8](repeating: 0, count: 47)
             var rumble = coils
             rumble[1] = 0x03  // HAPTICS_SELECT | COMPATIBLE_VIBRATION
