@@ -64,6 +64,10 @@ final class HIDBackend: BackendDriver {
     let services: HostServices
     /// The controllers of the last scan and the open ones.
     let registry: DeviceRegistry<DiscoveredGamepad, HIDGamepad>
+    /// The coils of the Bluetooth DualSenses of the last scan, and the open ones.
+    let coilRegistry: DeviceRegistry<CoilListing, DualSenseCoils>
+    /// Whether a Bluetooth DualSense's coils are listed (`hid.dualsense-coils`: `on`, the default, or `off`).
+    let listsCoils: Bool
 
     /// The rule that grants the logged-in user the hidraw nodes of game controllers.
     static let udevRule = UdevRule(
@@ -83,15 +87,37 @@ final class HIDBackend: BackendDriver {
     init(services: HostServices) {
         self.services = services
         registry = DeviceRegistry(backend: "hid", noun: "controller", services: services)
+        coilRegistry = DeviceRegistry(backend: "hid", noun: "controller's coils", services: services)
+        listsCoils = services.configuration("hid.dualsense-coils") != "off"
+    }
+
+    /// The coils of the Bluetooth DualSenses among `gamepads` (none with `hid.dualsense-coils=off`).
+    func coils(_ gamepads: [DiscoveredGamepad]) -> [CoilListing] {
+        guard listsCoils else { return [] }
+        return gamepads.filter { $0.family is DualSense.Type && $0.transport == .bluetooth }.map(CoilListing.init)
     }
 
     func devices() throws(BackendFailure) -> [DeviceSpec] {
         let found = try rescan().gamepads
         try registry.follow(Self.monitor) { ($0.gamepads, $0.generation) }
+        let coils = listsCoils
+        try coilRegistry.follow(Self.monitor) { scan in
+            (coils ? scan.gamepads.filter { $0.family is DualSense.Type && $0.transport == .bluetooth }.map(CoilListing.init) : [], scan.generation)
+        }
         return found.map { $0.spec(wakeLatencyNanoseconds: Self.wakeLatencies.latency(for: $0.id, estimate: $0.estimatedWakeLatency)) }
+            + self.coils(found).map { DualSenseCoils.spec($0.gamepad) }
     }
 
     func open(deviceID: String) throws(BackendFailure) -> any DeviceDriver {
+        if deviceID.hasSuffix(":coils") {
+            var listing = coilRegistry.device(deviceID)
+            if listing == nil { listing = coils(try rescan().gamepads).first { $0.id == deviceID } }
+            guard let listing else { throw coilRegistry.unknown(deviceID) }
+            try Self.udevRule.checkAccess(id: listing.id, node: listing.gamepad.path, name: listing.gamepad.name, noun: "controller")
+            let device = try DualSenseCoils(gamepad: listing.gamepad, backend: self)
+            coilRegistry.opened(device, as: listing)
+            return device
+        }
         var gamepad = registry.device(deviceID)
         if gamepad == nil { gamepad = try rescan().gamepads.first { $0.id == deviceID } }
         guard let gamepad else { throw registry.unknown(deviceID) }
@@ -102,13 +128,17 @@ final class HIDBackend: BackendDriver {
         return device
     }
 
-    func destroy() { registry.stopFollowing() }
+    func destroy() {
+        registry.stopFollowing()
+        coilRegistry.stopFollowing()
+    }
 
     /// Scans and applies the scan (see ``HapticsPluginKit/DeviceRegistry/apply(_:generation:)``).
     @discardableResult
     func rescan() throws(BackendFailure) -> Discovery.Scan {
         let scan = try Discovery.scan()
         registry.apply(scan.gamepads, generation: scan.generation)
+        coilRegistry.apply(coils(scan.gamepads), generation: scan.generation)
         return scan
     }
 

@@ -185,11 +185,13 @@ enum HIDGuest {
         try #require(system.backends.first { $0.name == "hid" }, "the hid plugin did not load: \(system.plugins)")
     }
 
-    /// The description of the device `id`, waiting up to `timeout` for the backend to list it.
+    /// The description of the device `id` (a listing hidden behind another included), waiting up to
+    /// `timeout` for the backend to list it.
     static func description(_ system: HapticSystem, id: String, timeout: Double = 10) async throws -> DeviceDescription {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let devices = system.devices()
+            // Every listing: a Bluetooth DualSense's rumble is listed behind its coils.
+            let devices = system.everyListing().devices
             if let found = devices.first(where: { $0.id == id }) { return found }
             if Date() > deadline {
                 throw RigError.timeout(what: "the hid backend to list \(id); it lists \(devices.map(\.id))", seconds: timeout)
