@@ -342,6 +342,12 @@ public final class UHIDDevice: Sendable {
         func startReader(name: String) {
             state.withLock { $0.readerRunning = true }
             let thread = Thread { [self] in
+                // Real-time (the guest runs as root): an output report's timestamp is taken when the
+                // kernel hands it over, not when the scheduler next gets to this thread, so a test can
+                // measure a backend's cadence with it. Above the backends' writers (21).
+                var parameter = sched_param()
+                parameter.sched_priority = 30
+                _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter)
                 readLoop()
                 state.withLock { $0.readerRunning = false }
             }

@@ -77,6 +77,8 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
         var fed = false
         /// Which triggers hold an effect other than off (right, left).
         var triggers = (right: false, left: false)
+        /// The ticks run (from the wake until the device starts to sleep).
+        var ticking = false
         var terminate = false
         var failure: BackendFailure?
 
@@ -153,6 +155,7 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
             state.ticks = 0
             state.fed = false
             state.underruns = 0
+            state.ticking = true
         }
         shared.broadcast()
     }
@@ -178,7 +181,9 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
         }
         let outcome: Result<SamplesWritten, BackendFailure> = shared.wait { state in
             if let lost = state.lost { return .done(.failure(lost)) }
-            guard state.session != nil else { return .done(.failure(BackendFailure(code: EINVAL, "\(Self.id(for: gamepad.id)): samples while asleep; wake the device first"))) }
+            guard state.session != nil, state.ticking else {
+                return .done(.failure(BackendFailure(code: EINVAL, "\(Self.id(for: gamepad.id)): samples while asleep; wake the device first")))
+            }
             guard state.queue.count / 2 + block.frameCount <= Self.bufferFrames else { return .sleepUntil(state.due) }
             state.queue.append(contentsOf: block.samples)
             state.fed = true
@@ -193,7 +198,7 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
         let outcome: Result<Int, BackendFailure> = shared.wait { state in
             if let lost = state.lost { return .done(.failure(lost)) }
             let room = Self.bufferFrames - state.queue.count / 2
-            if room >= frames || state.session == nil || Monotonic.now() >= deadline { return .done(.success(room)) }
+            if room >= frames || !state.ticking || Monotonic.now() >= deadline { return .done(.success(room)) }
             return .sleepUntil(min(state.due, deadline))
         }
         return try outcome.get()
@@ -269,6 +274,8 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
     /// Stops the ticks, gives the pad its rumble emulation back (motors off, triggers free), and
     /// closes the node.
     private func end() throws(BackendFailure) {
+        // The ticks stop first: no coil report follows the one that gives the pad its emulation back.
+        shared.locked { $0.ticking = false }
         guard shared.locked({ $0.session != nil && $0.lost == nil }) else {
             closeSession()
             return
@@ -309,7 +316,7 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
         while true {
             let next: (Session, UInt8)? = shared.wait { state in
                 if state.terminate { return .done(nil) }
-                guard let session = state.session, state.lost == nil else { return .sleep }
+                guard let session = state.session, state.ticking, state.lost == nil else { return .sleep }
                 let now = Monotonic.now()
                 if now < state.due { return .sleepUntil(state.due) }
                 if state.writing { return .sleepUntil(now + 200_000) }
