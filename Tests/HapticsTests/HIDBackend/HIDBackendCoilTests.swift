@@ -98,7 +98,7 @@ extension GuestExclusiveKernelTests {
                          parsed.count, ours.p50, ours.p99, ours.max, nominal, ideal.p50, ideal.p99, ideal.max, underruns))
             #expect(parsed.count >= Int(played / Self.tick) - 10, "\(parsed.count) reports in \(played) s")
             // Counted from the wake, not from each report: the median interval is the period.
-            #expect(abs(ours.p50 - nominal) < 0.05, "median interval \(ours.p50) ms")
+            #expect(abs(ours.p50 - nominal) < 0.1, "median interval \(ours.p50) ms")
             // Within 2 ms at p99, or (a starved guest) within 1 ms of what the ideal thread got.
             #expect(ours.p99 - nominal <= max(2, ideal.p99 - nominal + 1), "p99 \(ours.p99) ms; the ideal thread's \(ideal.p99) ms")
         }
