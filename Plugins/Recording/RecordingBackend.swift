@@ -88,7 +88,7 @@ final class RecordingDevice: DeviceDriver {
         var frames = 0
         var lost = false
         /// Which adaptive triggers hold an effect other than off (right, left).
-        var triggers = (right: false, left: false)
+        var triggers = TriggerEngagement()
     }
 
     init(simulated: SimulatedDevice, backend: RecordingBackend) {
@@ -143,28 +143,24 @@ final class RecordingDevice: DeviceDriver {
     func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
         guard simulated.spec.adaptiveTriggers else { throw BackendFailure(code: EOPNOTSUPP, "\(id): the simulated device has no adaptive triggers") }
         try checkPresent()
-        var engaged = (right: false, left: false)
+        let engaged: TriggerEngagement
         do throws(AdaptiveTriggerError) {
             // Checked as a DualSense checks them: what it would refuse, this refuses, changing nothing.
-            if let right { engaged.right = try right.plan() != .off }
-            if let left { engaged.left = try left.plan() != .off }
+            engaged = try state.withLock { $0.triggers }.after(right: right, left: left)
         } catch {
             throw BackendFailure(code: EINVAL, "\(id): \(error)")
         }
         backend.log?.append(right: right, left: left, device: id)
         // Written at once (effects are set seldom, and a reader waits for them while the device stays awake).
         try backend.log?.flush()
-        state.withLock { state in
-            if right != nil { state.triggers.right = engaged.right }
-            if left != nil { state.triggers.left = engaged.left }
-        }
+        state.withLock { $0.triggers = engaged }
     }
 
     /// Records both triggers set free when an effect holds either (sleep and close release them).
     private func releaseTriggers() {
         let held = state.withLock { state in
-            defer { state.triggers = (false, false) }
-            return state.triggers.right || state.triggers.left
+            defer { state.triggers = TriggerEngagement() }
+            return state.triggers.any
         }
         if held { backend.log?.append(right: .off, left: .off, device: id) }
     }

@@ -8,3 +8,4 @@
 @_exported import enum HapticsTriggers.AdaptiveTriggerEffect
 @_exported import enum HapticsTriggers.AdaptiveTriggerError
 @_exported import enum HapticsTriggers.TriggerParameter
+@_exported import struct HapticsTriggers.TriggerEngagement

@@ -306,7 +306,7 @@ final class PadModeSwitch: Sendable {
         var coils = false
         var warned = false
         /// Which triggers hold an effect other than off (right, left).
-        var triggers = (right: false, left: false)
+        var triggers = TriggerEngagement()
         /// The stop-guard slot holding the release report while a trigger is engaged, else -1.
         var guardSlot: Int32 = -1
     }
@@ -329,12 +329,12 @@ final class PadModeSwitch: Sendable {
 
     /// Gives the pad its rumble emulation back, motors off, and sets its triggers free.
     func rumble() {
-        let (coils, engaged) = state.withLock { ($0.coils, $0.triggers.right || $0.triggers.left) }
+        let (coils, engaged) = state.withLock { ($0.coils, $0.triggers.any) }
         if coils { send(engaged ? releaseReport : DualSense.stopReport(transport: .usb, sequence: 0, mode: rumbleMode), coils: false) }
         if engaged {
             if !coils { send(DualSense.releasingTriggers(DualSense.audioHapticsReport(transport: .usb, sequence: 0), transport: .usb), coils: false) }
             state.withLock { state in
-                state.triggers = (false, false)
+                state.triggers = TriggerEngagement()
                 haptics_stop_guard_unregister(state.guardSlot)
                 state.guardSlot = -1
             }
@@ -347,17 +347,13 @@ final class PadModeSwitch: Sendable {
     /// Sets the triggers' effects (nil: as they are): checked first, so an effect the pad cannot play
     /// changes nothing; a write that fails is thrown, naming the node.
     func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
-        let report: [UInt8]
-        var engaged = state.withLock { $0.triggers }
-        do throws(AdaptiveTriggerError) {
-            report = try DualSense.triggerReport(right: right, left: left, transport: .usb, sequence: 0)
-            if let right { engaged.right = try right.plan() != .off }
-            if let left { engaged.left = try left.plan() != .off }
-        } catch {
+        let blocks: DualSense.TriggerBlocks
+        do throws(AdaptiveTriggerError) { blocks = try DualSense.TriggerBlocks(right: right, left: left) } catch {
             throw BackendFailure(code: EINVAL, "\(deviceID): \(error)")
         }
+        let report = blocks.report(transport: .usb, sequence: 0)
         // Registered before the write: a death right after it still releases them.
-        if engaged.right || engaged.left { try registerRelease() }
+        if blocks.after(state.withLock { $0.triggers }).any { try registerRelease() }
         let failure = state.withLock { state -> BackendFailure? in
             if state.fd < 0 { state.fd = Glibc.open(node, O_WRONLY | O_CLOEXEC) }
             guard state.fd >= 0 else { return BackendFailure(code: errno, "\(deviceID): cannot open \(node) for the triggers: \(String(cString: strerror(errno)))") }
@@ -368,12 +364,11 @@ final class PadModeSwitch: Sendable {
             guard written == report.count else {
                 return BackendFailure(code: written < 0 ? errno : EIO, "\(deviceID): cannot write the trigger report to \(node): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
             }
-            if right != nil { state.triggers.right = engaged.right }
-            if left != nil { state.triggers.left = engaged.left }
+            state.triggers = blocks.after(state.triggers)
             return nil
         }
         state.withLock { state in
-            guard !state.triggers.right, !state.triggers.left, state.guardSlot >= 0 else { return }
+            guard !state.triggers.any, state.guardSlot >= 0 else { return }
             haptics_stop_guard_unregister(state.guardSlot)
             state.guardSlot = -1
         }

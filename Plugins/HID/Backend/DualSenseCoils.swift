@@ -76,7 +76,7 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
         var underruns = 0
         var fed = false
         /// Which triggers hold an effect other than off (right, left).
-        var triggers = (right: false, left: false)
+        var triggers = TriggerEngagement()
         /// The ticks run (from the wake until the device starts to sleep).
         var ticking = false
         var terminate = false
@@ -205,19 +205,11 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
     }
 
     func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
-        var engaged = shared.locked { $0.triggers }
-        do throws(AdaptiveTriggerError) {
-            _ = try DualSense.triggerReport(right: right, left: left, transport: .bluetooth, sequence: 0)
-            if let right { engaged.right = try right.plan() != .off }
-            if let left { engaged.left = try left.plan() != .off }
-        } catch {
+        let blocks: DualSense.TriggerBlocks
+        do throws(AdaptiveTriggerError) { blocks = try DualSense.TriggerBlocks(right: right, left: left) } catch {
             throw BackendFailure(code: EINVAL, "\(Self.id(for: gamepad.id)): \(error)")
         }
-        try writeControl { sequence in
-            (try? DualSense.triggerReport(right: right, left: left, transport: .bluetooth, sequence: sequence)) ?? []
-        } after: { state in
-            state.triggers = engaged
-        }
+        try writeControl { blocks.report(transport: .bluetooth, sequence: $0) } after: { $0.triggers = blocks.after($0.triggers) }
     }
 
     func close() {
@@ -257,7 +249,7 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
             outcome = session.handle.write(report(sequence))
             let triggers = shared.locked { state -> Bool in
                 if case .success = outcome { after(&state) }
-                return state.triggers.right || state.triggers.left
+                return state.triggers.any
             }
             _ = stopReport(releasingTriggers: triggers, sequence: sequence &+ 1).withUnsafeBufferPointer {
                 haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
@@ -280,10 +272,10 @@ final class DualSenseCoils: DeviceDriver, LosableDevice {
             closeSession()
             return
         }
-        let release = shared.locked { $0.triggers.right || $0.triggers.left }
+        let release = shared.locked { $0.triggers.any }
         let failure: BackendFailure?
         do throws(BackendFailure) {
-            try writeControl { self.stopReport(releasingTriggers: release, sequence: $0) } after: { $0.triggers = (false, false) }
+            try writeControl { self.stopReport(releasingTriggers: release, sequence: $0) } after: { $0.triggers = TriggerEngagement() }
             failure = nil
         } catch {
             failure = error

@@ -91,19 +91,21 @@ final class HIDBackend: BackendDriver {
         listsCoils = services.configuration("hid.dualsense-coils") != "off"
     }
 
-    /// The coils of the Bluetooth DualSenses among `gamepads` (none with `hid.dualsense-coils=off`).
-    func coils(_ gamepads: [DiscoveredGamepad]) -> [CoilListing] {
-        guard listsCoils else { return [] }
+    /// The coils of the Bluetooth DualSenses among `gamepads` (none when `listed` is false:
+    /// `hid.dualsense-coils=off`).
+    static func coils(_ gamepads: [DiscoveredGamepad], listed: Bool) -> [CoilListing] {
+        guard listed else { return [] }
         return gamepads.filter { $0.family is DualSense.Type && $0.transport == .bluetooth }.map(CoilListing.init)
     }
+
+    /// The coils of the Bluetooth DualSenses among `gamepads`, as this instance lists them.
+    func coils(_ gamepads: [DiscoveredGamepad]) -> [CoilListing] { Self.coils(gamepads, listed: listsCoils) }
 
     func devices() throws(BackendFailure) -> [DeviceSpec] {
         let found = try rescan().gamepads
         try registry.follow(Self.monitor) { ($0.gamepads, $0.generation) }
-        let coils = listsCoils
-        try coilRegistry.follow(Self.monitor) { scan in
-            (coils ? scan.gamepads.filter { $0.family is DualSense.Type && $0.transport == .bluetooth }.map(CoilListing.init) : [], scan.generation)
-        }
+        let listed = listsCoils
+        try coilRegistry.follow(Self.monitor) { (Self.coils($0.gamepads, listed: listed), $0.generation) }
         return found.map { $0.spec(wakeLatencyNanoseconds: Self.wakeLatencies.latency(for: $0.id, estimate: $0.estimatedWakeLatency)) }
             + self.coils(found).map { DualSenseCoils.spec($0.gamepad) }
     }

@@ -83,7 +83,7 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         let triggerTransport: HIDTransport?
         /// Which triggers this session set to an effect other than off (right, left). Written by
         /// the thread that holds the write in flight.
-        let triggersEngaged = Mutex<(right: Bool, left: Bool)>((false, false))
+        let triggersEngaged = Mutex(TriggerEngagement())
 
         init(handle: HIDHandle, encoder: RumbleEncoder, guardSlot: Int32, triggerTransport: HIDTransport?) {
             self.handle = handle
@@ -93,7 +93,7 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         }
 
         /// Whether a trigger effect this session set is still engaged.
-        var holdsTriggers: Bool { triggersEngaged.withLock { $0.right || $0.left } }
+        var holdsTriggers: Bool { triggersEngaged.withLock { $0.any } }
 
         /// What the stop guard writes should the process die before the next report: motors off
         /// with counter `sequence`, and both triggers released while an effect of ours holds them.
@@ -429,26 +429,25 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
             throw BackendFailure(code: EOPNOTSUPP, "\(gamepad.id): a \(gamepad.model.name) has no adaptive triggers")
         }
         // Checked before anything is written: an effect the pad cannot play changes nothing.
-        do throws(AdaptiveTriggerError) {
-            _ = try DualSense.triggerReport(right: right, left: left, transport: gamepad.transport, sequence: 0)
-        } catch {
+        let blocks: DualSense.TriggerBlocks
+        do throws(AdaptiveTriggerError) { blocks = try DualSense.TriggerBlocks(right: right, left: left) } catch {
             throw BackendFailure(code: EINVAL, "\(gamepad.id): \(error)")
         }
-        try writeTriggers(right: right, left: left)
+        try writeTriggers(blocks)
     }
 
     /// Sets both triggers free if this session holds either; a failure is logged (the device is
     /// going to sleep or closing, and the stop guard's report still releases them on exit).
     private func releaseTriggers() {
         guard shared.locked({ $0.session?.holdsTriggers ?? false }) else { return }
-        do throws(BackendFailure) { try writeTriggers(right: .off, left: .off) } catch {
+        do throws(BackendFailure) { try writeTriggers(.released) } catch {
             backend.services.log(HAPTICS_LOG_WARNING, "\(gamepad.id): cannot release the adaptive triggers: \(error.message)")
         }
     }
 
     /// Writes a trigger report on the calling thread, once no other write is in flight, and moves
     /// the stop guard's report to match (released triggers, or the engaged ones to release).
-    private func writeTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
+    private func writeTriggers(_ blocks: DualSense.TriggerBlocks) throws(BackendFailure) {
         let started = Monotonic.now()
         let claimed: Result<(Session, UInt8), BackendFailure> = shared.wait { state in
             if let lost = state.lost { return .done(.failure(lost)) }
@@ -466,15 +465,8 @@ final class HIDGamepad: DeviceDriver, LosableDevice {
         let (session, sequence) = try claimed.get()
         var result: Result<Void, HIDIOError>
         if haptics_stop_guard_enter(session.guardSlot) == 0 {
-            // Cannot fail: checked by the caller (or off, which always encodes).
-            let report = (try? DualSense.triggerReport(right: right, left: left, transport: gamepad.transport, sequence: sequence)) ?? []
-            result = session.handle.write(report)
-            if case .success = result {
-                session.triggersEngaged.withLock { engaged in
-                    if let right { engaged.right = (try? right.plan()) != .off }
-                    if let left { engaged.left = (try? left.plan()) != .off }
-                }
-            }
+            result = session.handle.write(blocks.report(transport: gamepad.transport, sequence: sequence))
+            if case .success = result { session.triggersEngaged.withLock { $0 = blocks.after($0) } }
             _ = session.stopReport(sequence: sequence &+ 1).withUnsafeBufferPointer {
                 haptics_stop_guard_set_report(session.guardSlot, $0.baseAddress!, $0.count)
             }

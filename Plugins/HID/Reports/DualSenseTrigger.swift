@@ -52,16 +52,56 @@ extension DualSense {
         return block
     }
 
-    /// Puts the blocks `right` and `left` (nil: leave that trigger as it is) into an output report's
-    /// common block starting at `start`, with their valid-flag bits.
-    static func placeTriggerBlocks(right: [UInt8]?, left: [UInt8]?, in report: inout [UInt8], at start: Int) {
-        if let right {
-            report[start] |= rightTriggerFlag
-            report.replaceSubrange((start + rightTriggerOffset)..<(start + rightTriggerOffset + 11), with: right)
+    /// Two triggers' blocks, encoded once: nil leaves that trigger as it is. What a backend checks an
+    /// effect with before it claims a write, and then writes with the write's counter.
+    public struct TriggerBlocks: Sendable, Hashable {
+        /// R2's block, or nil.
+        public let right: [UInt8]?
+        /// L2's block, or nil.
+        public let left: [UInt8]?
+
+        /// The blocks of `right` and `left`.
+        ///
+        /// - Throws: ``AdaptiveTriggerError`` for an effect that cannot be played.
+        public init(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(AdaptiveTriggerError) {
+            self.right = try right.map { (effect) throws(AdaptiveTriggerError) in try triggerBlock(effect) }
+            self.left = try left.map { (effect) throws(AdaptiveTriggerError) in try triggerBlock(effect) }
         }
-        if let left {
-            report[start] |= leftTriggerFlag
-            report.replaceSubrange((start + rightTriggerOffset + 11)..<(start + rightTriggerOffset + 22), with: left)
+
+        private init(right: [UInt8]?, left: [UInt8]?) {
+            self.right = right
+            self.left = left
+        }
+
+        /// Both triggers off.
+        public static let released = TriggerBlocks(right: triggerOffBlock, left: triggerOffBlock)
+
+        /// The engagement once these blocks are written over `engagement`.
+        public func after(_ engagement: TriggerEngagement) -> TriggerEngagement {
+            TriggerEngagement(right: right.map { $0 != triggerOffBlock } ?? engagement.right, left: left.map { $0 != triggerOffBlock } ?? engagement.left)
+        }
+
+        /// Puts the blocks into an output report's common block starting at `start`, with their
+        /// valid-flag bits.
+        func place(in report: inout [UInt8], at start: Int) {
+            if let right {
+                report[start] |= rightTriggerFlag
+                report.replaceSubrange((start + rightTriggerOffset)..<(start + rightTriggerOffset + 11), with: right)
+            }
+            if let left {
+                report[start] |= leftTriggerFlag
+                report.replaceSubrange((start + rightTriggerOffset + 11)..<(start + rightTriggerOffset + 22), with: left)
+            }
+        }
+
+        /// The output report that sets these blocks and changes nothing else (only their valid-flag
+        /// bits are set): USB report 0x02, 48 bytes; Bluetooth 0x31, 78 bytes with counter `sequence`
+        /// and its CRC.
+        public func report(transport: HIDTransport, sequence: UInt8) -> [UInt8] {
+            var report = audioHapticsReport(transport: transport, sequence: sequence)
+            place(in: &report, at: transport == .usb ? 1 : 3)
+            if transport == .bluetooth { PlayStationCRC.seal(&report) }
+            return report
         }
     }
 
@@ -70,7 +110,7 @@ extension DualSense {
     /// leaves registered with the stop guard.
     public static func releasingTriggers(_ report: [UInt8], transport: HIDTransport) -> [UInt8] {
         var released = report
-        placeTriggerBlocks(right: triggerOffBlock, left: triggerOffBlock, in: &released, at: transport == .usb ? 1 : 3)
+        TriggerBlocks.released.place(in: &released, at: transport == .usb ? 1 : 3)
         if transport == .bluetooth { PlayStationCRC.seal(&released) }
         return released
     }
@@ -88,11 +128,6 @@ extension DualSense {
     public static func triggerReport(
         right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?, transport: HIDTransport, sequence: UInt8
     ) throws(AdaptiveTriggerError) -> [UInt8] {
-        var report = audioHapticsReport(transport: transport, sequence: sequence)
-        let rightBlock = try right.map { (effect) throws(AdaptiveTriggerError) in try triggerBlock(effect) }
-        let leftBlock = try left.map { (effect) throws(AdaptiveTriggerError) in try triggerBlock(effect) }
-        placeTriggerBlocks(right: rightBlock, left: leftBlock, in: &report, at: transport == .usb ? 1 : 3)
-        if transport == .bluetooth { PlayStationCRC.seal(&report) }
-        return report
+        try TriggerBlocks(right: right, left: left).report(transport: transport, sequence: sequence)
     }
 }

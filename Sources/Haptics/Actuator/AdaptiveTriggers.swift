@@ -24,7 +24,7 @@ public final class AdaptiveTriggers: Sendable {
         /// An activity holds the device (from the first effect to the release).
         var active = false
         /// Which triggers hold an effect other than off.
-        var right = false, left = false
+        var engagement = TriggerEngagement()
         var released = false
     }
 
@@ -46,14 +46,12 @@ public final class AdaptiveTriggers: Sendable {
     ///   the device or to send the effects.
     public func set(right: AdaptiveTriggerEffect? = nil, left: AdaptiveTriggerEffect? = nil) throws(DeviceError) {
         let id = device.description.id
-        var plans: (right: AdaptiveTriggerEffect.Plan?, left: AdaptiveTriggerEffect.Plan?) = (nil, nil)
-        do throws(AdaptiveTriggerError) {
-            plans = (try right?.plan(), try left?.plan())
-        } catch {
-            throw .invalidTriggerEffect(deviceID: id, error)
-        }
         try state.withLock { (state) throws(DeviceError) in
             guard !state.released else { throw .closed(deviceID: id) }
+            let next: TriggerEngagement
+            do throws(AdaptiveTriggerError) { next = try state.engagement.after(right: right, left: left) } catch {
+                throw .invalidTriggerEffect(deviceID: id, error)
+            }
             let began = !state.active
             if began { try device.beginActivity() }
             do throws(DeviceError) {
@@ -63,20 +61,19 @@ public final class AdaptiveTriggers: Sendable {
                 throw error
             }
             state.active = true
-            if let plan = plans.right { state.right = plan != .off }
-            if let plan = plans.left { state.left = plan != .off }
+            state.engagement = next
         }
     }
 
-    /// Whether an effect other than off holds either trigger.
-    public var isEngaged: Bool { state.withLock { $0.right || $0.left } }
+    /// Which triggers hold an effect other than off.
+    public var engagement: TriggerEngagement { state.withLock { $0.engagement } }
 
     /// Sets both triggers free (unless both are off already) and lets the device idle. Idempotent;
     /// later ``set(right:left:)`` calls fail.
     public func release() {
         state.withLock { state in
             defer { state = State(released: true) }
-            if state.right || state.left { try? device.setTriggers(right: .off, left: .off) }
+            if state.engagement.any { try? device.setTriggers(right: .off, left: .off) }
             if state.active { device.endActivity() }
         }
     }

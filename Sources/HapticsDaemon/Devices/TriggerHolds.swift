@@ -15,8 +15,6 @@ struct TriggerHolds {
         let app: String
         /// The triggers, engaged (holding the device awake).
         let triggers: AdaptiveTriggers
-        /// Which triggers hold an effect other than off.
-        var right = false, left = false
     }
 
     /// The holds, by device id.
@@ -39,17 +37,17 @@ struct TriggerHolds {
         if let held = holds[owned.id], held.owner != owner {
             throw DaemonError.triggersInUse(owned.id, holder: held.owner, app: held.app)
         }
-        var plans: (right: AdaptiveTriggerEffect.Plan?, left: AdaptiveTriggerEffect.Plan?) = (nil, nil)
-        do throws(AdaptiveTriggerError) { plans.right = try right?.plan() } catch { throw DaemonError.invalidTrigger("right", error.inKeyedForm) }
-        do throws(AdaptiveTriggerError) { plans.left = try left?.plan() } catch { throw DaemonError.invalidTrigger("left", error.inKeyedForm) }
+        // Each side checked on its own, so the refusal names it.
         let held = holds[owned.id]
-        let engaged = (right: plans.right.map { $0 != .off } ?? (held?.right ?? false), left: plans.left.map { $0 != .off } ?? (held?.left ?? false))
-        guard engaged.right || engaged.left else {
+        var next = held?.triggers.engagement ?? TriggerEngagement()
+        do throws(AdaptiveTriggerError) { next = try next.after(right: right, left: nil) } catch { throw DaemonError.invalidTrigger("right", error.inKeyedForm) }
+        do throws(AdaptiveTriggerError) { next = try next.after(right: nil, left: left) } catch { throw DaemonError.invalidTrigger("left", error.inKeyedForm) }
+        guard next.any else {
             // Both off: the hold ends, and its release sets them free (once).
             release(deviceID: owned.id)
             return
         }
-        var hold: Hold
+        let hold: Hold
         if let held {
             hold = held
         } else {
@@ -61,7 +59,6 @@ struct TriggerHolds {
             if held == nil { hold.triggers.release() }
             throw DaemonError.deviceFailed(owned.id, "\(error)")
         }
-        (hold.right, hold.left) = engaged
         holds[owned.id] = hold
     }
 
