@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "haptics-recording", type: .dynamic, targets: ["HapticsRecordingBackend"]),
         .library(name: "haptics-hid", type: .dynamic, targets: ["HapticsHIDBackend"]),
         .library(name: "haptics-gpio", type: .dynamic, targets: ["HapticsGPIOBackend"]),
+        .library(name: "haptics-i2c", type: .dynamic, targets: ["HapticsI2CBackend"]),
         // The client transport the core loads with dlopen when hapticsd runs (not a backend: another prefix).
         .library(name: "hapticsd-client", type: .dynamic, targets: ["HapticsDaemonClient"]),
         .library(name: "haptics-evdev", type: .dynamic, targets: ["HapticsEvdevBackend"]),
@@ -84,7 +85,14 @@ let package = Package(
             name: "HapticsHIDBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
             path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
-        .target(name: "GPIOBoards", dependencies: ["HapticsSupport"], path: "Plugins/GPIO/Boards"),
+        .target(name: "GPIOBoards", dependencies: ["HapticsSupport", "DRV260x"], path: "Plugins/GPIO/Boards"),
+        // Haptic driver ICs on I²C (DRV2605L): registers, voltages, plans and the ROM library (pure,
+        // tested directly), the i2c-dev shim and the backend.
+        .target(name: "DRV260x", path: "Plugins/I2C/Chip"),
+        .target(name: "CI2CShim", path: "Plugins/I2C/Shim"),
+        .target(
+            name: "HapticsI2CBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "DRV260x", "CI2CShim", "CHapticsSystem", "HapticsStopGuard"],
+            path: "Plugins/I2C/Backend"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         .target(
             name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
@@ -173,7 +181,7 @@ let package = Package(
         .executableTarget(name: "haptics-crash-probe", dependencies: ["Haptics"], path: "Tests/CrashProbe"),
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
-                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "ALSADevices", "EvdevEffects", "VMRig", "HapticsDaemon",
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "DRV260x", "CI2CShim", "ALSADevices", "EvdevEffects", "VMRig", "HapticsDaemon",
                 "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", "HapticsAudioFile", .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -63,7 +63,7 @@ final class GPIOBackend: BackendDriver {
         paths = HardwarePaths(
             sysfsRoot: services.configuration("gpio.sysfs-root") ?? "/sys", chipDirectory: services.configuration("gpio.chip-path") ?? "/dev")
         do throws(ThreadStartError) {
-            watchdog = try Watchdog()
+            watchdog = try Watchdog(name: "haptics-gpio-wd") { haptics_stop_guard_prepare_thread() }
         } catch {
             throw BackendFailure(code: error.errno, "gpio: cannot start the safety watchdog: \(error)")
         }

@@ -15,15 +15,18 @@ public struct BoardFile: Sendable, Hashable {
     public var name: String
     /// What the board is, for people.
     public var description: String?
-    /// The actuators, in file order.
+    /// The actuators on GPIO lines and PWM channels (the `gpio` backend's), in file order.
     public var actuators: [ActuatorConfig]
+    /// The actuators behind driver ICs on I²C (topology `i2c`, the `i2c` backend's), in file order.
+    public var i2cActuators: [I2CActuatorConfig]
 
     /// A board.
-    public init(path: String, name: String, description: String?, actuators: [ActuatorConfig]) {
+    public init(path: String, name: String, description: String?, actuators: [ActuatorConfig], i2cActuators: [I2CActuatorConfig] = []) {
         self.path = path
         self.name = name
         self.description = description
         self.actuators = actuators
+        self.i2cActuators = i2cActuators
     }
 
     /// The device id of `actuator` on this board: `gpio:BOARD:ACTUATOR`.

@@ -1,3 +1,4 @@
+import DRV260x
 import HapticsSupport
 
 /// A board file that cannot be used: the file, the JSON path of the key, what is wrong and what is
@@ -17,7 +18,7 @@ public enum BoardFileKeys {
         "gpio_chip": "a GPIO chip name such as \"gpiochip0\" (see `gpiodetect`) or a path such as \"/dev/gpiochip0\"",
         "pwm_chip": "a sysfs PWM chip name \"pwmchipN\" (see `ls /sys/class/pwm`)",
         "actuators": "an array of 1...16 actuator objects",
-        "topology": "one of: " + Topology.allCases.map(\.rawValue).joined(separator: ", "),
+        "topology": "one of: " + topologies.joined(separator: ", "),
         "actuator": "\"lra\" or \"erm\"",
         "gpio": "an object with \"chip\" and the lines the topology uses (\"enable\", \"direction\")",
         "gpio.chip": "a GPIO chip name such as \"gpiochip0\" (see `gpiodetect`) or a path such as \"/dev/gpiochip0\"",
@@ -47,9 +48,23 @@ public enum BoardFileKeys {
         "max_continuous_ms": "the longest drive the actuator tolerates in ms, 10 ... 600000 (5000 is a safe start)",
         "rest_ms": "how long the output must stay off to end a continuous drive, in ms (0 ... 60000, default 20)",
         "dead_zone": "the level below which the motor does not move, 0 ... 0.9 and below rated_level",
+        "i2c": "an object with \"bus\" and \"chip\" (topology i2c only): {\"bus\": 1, \"chip\": \"drv2605l\"}",
+        "i2c.bus": "the I2C bus: its number N of /dev/i2c-N (1 on a Raspberry Pi's pins 3 and 5; see `i2cdetect -l`) or the path /dev/i2c-N",
+        "i2c.address": "the chip's 7-bit address: \"0x5a\" or 90, the only address a DRV260x answers at",
+        "i2c.chip": "one of: " + DRV260x.Chip.allCases.map(\.rawValue).joined(separator: ", "),
+        "drive": "an object with \"rated_voltage\" and \"overdrive_voltage\" (topology i2c only), and optionally \"loop\" and \"library\"",
+        "rated_voltage": "the motor's rated voltage in volts from its data sheet (an ERM's average, an LRA's RMS), e.g. 2.0",
+        "overdrive_voltage": "the highest voltage the chip may apply in volts (an ERM's average, an LRA's peak), at least rated_voltage, e.g. 2.5",
+        "loop": "\"closed\" (back-EMF feedback: the chip kicks, brakes and tracks an LRA's resonance; the default) or \"open\"",
+        "library": "the ROM effect library: \"lra\" for an LRA (the default), \"a\" ... \"f\" for an ERM (default \"a\"; \"f\" on a DRV2605L only)",
         "update_interval_ms": "the shortest time between two updates in ms, 0.1 ... 1000",
         "amplitude_steps": "the number of distinct amplitude levels, 2 ... 65536 (default 256)",
     ]
+
+    /// Every topology a board file may name: the GPIO ones, and `i2c` (a driver IC on I²C).
+    public static let topologies = Topology.allCases.map(\.rawValue) + [i2cTopology]
+    /// The topology of an actuator behind a driver IC on I²C (``I2CActuatorConfig``).
+    public static let i2cTopology = "i2c"
 
     /// What is expected at a JSON path (`$.actuators[0].pwm.chip` → the PWM chip's expectation).
     public static func expectation(forPath path: String) -> String? { keys.expectation(forPath: path) }

@@ -1,3 +1,4 @@
+import DRV260x
 import HapticsSupport
 
 extension BoardFile {
@@ -52,15 +53,31 @@ private struct BoardParser {
             throw fail("$.actuators", "holds \(entries.count) actuators, allowed 1...16")
         }
         var actuators: [ActuatorConfig] = []
+        var i2cActuators: [I2CActuatorConfig] = []
+        var names: [String: String] = [:]
         for entry in entries {
-            let actuator = try self.actuator(entry, gpioChip: gpioChip, pwmChip: pwmChip)
-            if let twin = actuators.first(where: { $0.name == actuator.name }) {
-                throw fail("\(entry.path).name", "\"\(actuator.name)\" is already the name of \(twin.key); actuator names must be unique in a board")
+            let (name, key): (String, String)
+            if try isI2C(entry) {
+                let actuator = try i2cActuator(entry)
+                if let twin = i2cActuators.first(where: { $0.busPath == actuator.busPath && $0.address == actuator.address }) {
+                    throw fail(
+                        "\(entry.path).i2c.bus", "\(actuator.busPath) address \(hex(actuator.address)) is already \(twin.key)'s chip",
+                        expected: "one actuator per chip; several DRV260x need a TCA9548A multiplexer, one bus per chip")
+                }
+                i2cActuators.append(actuator)
+                (name, key) = (actuator.name, actuator.key)
+            } else {
+                let actuator = try self.actuator(entry, gpioChip: gpioChip, pwmChip: pwmChip)
+                actuators.append(actuator)
+                (name, key) = (actuator.name, actuator.key)
             }
-            actuators.append(actuator)
+            if let twin = names[name] {
+                throw fail("\(entry.path).name", "\"\(name)\" is already the name of \(twin); actuator names must be unique in a board")
+            }
+            names[name] = key
         }
         try checkSharedHardware(actuators)
-        return BoardFile(path: file, name: name, description: description, actuators: actuators)
+        return BoardFile(path: file, name: name, description: description, actuators: actuators, i2cActuators: i2cActuators)
     }
 
     func name(_ object: JSONObjectCursor, key: String) throws(BoardFileError) -> String {
@@ -93,7 +110,7 @@ private struct BoardParser {
         let name = try self.name(object, key: "name")
         let description = try read { () throws(JSONPathError) in try object.optional("description")?.string() }
         let topologyName = try read { () throws(JSONPathError) in
-            try object.required("topology").string(oneOf: Topology.allCases.map(\.rawValue))
+            try object.required("topology").string(oneOf: BoardFileKeys.topologies)
         }
         let topology = Topology(rawValue: topologyName)!
         let actuator = try actuatorType(object, topology: topology, base: base)
@@ -352,5 +369,167 @@ private struct BoardParser {
                 channels[id] = key
             }
         }
+    }
+}
+
+// MARK: Actuators behind a driver IC on I²C
+
+extension BoardParser {
+    /// Whether `entry` is an actuator of topology `i2c` (a missing or bad topology is the GPIO
+    /// parser's to report).
+    func isI2C(_ entry: JSONCursor) throws(BoardFileError) -> Bool {
+        let object = try read { () throws(JSONPathError) in try entry.object() }
+        guard case .string(let topology)? = object.optional("topology")?.value else { return false }
+        return topology == BoardFileKeys.i2cTopology
+    }
+
+    func i2cActuator(_ entry: JSONCursor) throws(BoardFileError) -> I2CActuatorConfig {
+        let object = try read { () throws(JSONPathError) in try entry.object() }
+        let base = entry.path
+        if object.optional("gpio") != nil {
+            throw fail(
+                "\(base).gpio", "an enable (EN) line on a GPIO is not driven by the i2c backend yet",
+                expected: "EN tied high (as on Adafruit's breakout), and no \"gpio\" section")
+        }
+        for key in ["pwm", "driver", "amplitude_steps"] where object.optional(key) != nil {
+            throw fail("\(base).\(key)", "topology i2c has no \"\(key)\": the chip on the bus is the driver", expected: "\"i2c\" and \"drive\"")
+        }
+        try read { () throws(JSONPathError) in
+            try object.rejectUnknownKeys(allowed: ["name", "description", "topology", "actuator", "i2c", "drive", "limits", "update_interval_ms"])
+        }
+        let name = try self.name(object, key: "name")
+        let description = try read { () throws(JSONPathError) in try object.optional("description")?.string() }
+        guard
+            let actuatorName = try read({ () throws(JSONPathError) in
+                try object.optional("actuator")?.string(oneOf: DRV260xDrive.Actuator.allCases.map(\.rawValue))
+            })
+        else {
+            throw fail("\(base).actuator", "required key is missing: a driver IC drives an \"lra\" or an \"erm\"")
+        }
+        let actuator = DRV260xDrive.Actuator(rawValue: actuatorName)!
+
+        // The bus, the address, the chip.
+        let i2cKey = "\(base).i2c"
+        guard let i2c = object.optional("i2c") else { throw fail(i2cKey, "required key is missing: topology i2c names its bus and chip") }
+        let bus = try read { () throws(JSONPathError) in try i2c.object() }
+        try read { () throws(JSONPathError) in try bus.rejectUnknownKeys(allowed: ["bus", "address", "chip"]) }
+        let busPath: String
+        guard let busCursor = bus.optional("bus") else { throw fail("\(i2cKey).bus", "required key is missing") }
+        switch busCursor.value {
+        case .number:
+            busPath = "/dev/i2c-\(try read { () throws(JSONPathError) in try busCursor.integer(in: 0...1_023) })"
+        default:
+            let path = try read { () throws(JSONPathError) in try busCursor.string() }
+            let number = path.hasPrefix("/dev/i2c-") ? Int(path.dropFirst("/dev/i2c-".count)) : nil
+            guard let number, (0...1_023).contains(number) else { throw fail(busCursor.path, "\"\(path)\" is not an I2C bus") }
+            busPath = path
+        }
+        let chipName = try read { () throws(JSONPathError) in
+            try bus.required("chip").string(oneOf: DRV260x.Chip.allCases.map(\.rawValue))
+        }
+        let chip = DRV260x.Chip(rawValue: chipName)!
+        if let addressCursor = bus.optional("address") {
+            let address: Int?
+            switch addressCursor.value {
+            case .number: address = try read { () throws(JSONPathError) in try addressCursor.integer(in: 0...0x7F) }
+            case .string(let text): address = text.lowercased().hasPrefix("0x") ? Int(text.dropFirst(2), radix: 16) : nil
+            default: address = try read { () throws(JSONPathError) in try addressCursor.integer(in: 0...0x7F) }
+            }
+            guard let address, (0...0x7F).contains(address) else {
+                throw fail(addressCursor.path, "is not a 7-bit I2C address", expected: "\"0x5a\" (or 90)")
+            }
+            guard address == Int(DRV260x.address) else {
+                throw fail(
+                    addressCursor.path, "\(hex(UInt8(address))) is not where a \(chipName) answers: its address is fixed at 0x5a",
+                    expected: "\"0x5a\", or leave it out; for several chips put each on its own bus behind a TCA9548A multiplexer")
+            }
+        }
+
+        // The drive.
+        let driveKey = "\(base).drive"
+        guard let driveCursor = object.optional("drive") else {
+            throw fail(driveKey, "required key is missing: the chip's full scale comes from the motor's rated and overdrive voltages")
+        }
+        let drive = try read { () throws(JSONPathError) in try driveCursor.object() }
+        try read { () throws(JSONPathError) in try drive.rejectUnknownKeys(allowed: ["rated_voltage", "overdrive_voltage", "loop", "library"]) }
+        let rated = try read { () throws(JSONPathError) in try drive.required("rated_voltage").number(in: 0.1...5.5) }
+        let overdrive = try read { () throws(JSONPathError) in try drive.required("overdrive_voltage").number(in: 0.1...5.6) }
+        guard overdrive >= rated else {
+            throw fail(
+                "\(driveKey).overdrive_voltage", "\(JSONValue.format(overdrive)) V is below rated_voltage \(JSONValue.format(rated)) V",
+                expected: "at least the rated voltage (the clamp also bounds the kick)")
+        }
+        let loopName = try read { () throws(JSONPathError) in try drive.optional("loop")?.string(oneOf: DRV260xDrive.Loop.allCases.map(\.rawValue)) }
+        let loop = loopName.flatMap(DRV260xDrive.Loop.init(rawValue:)) ?? .closed
+        var library: DRV260x.ROMLibrary?
+        if chip.hasROMLibrary {
+            let libraryName = try read { () throws(JSONPathError) in
+                try drive.optional("library")?.string(oneOf: chip.libraries.map(\.rawValue))
+            }
+            library = libraryName.flatMap(DRV260x.ROMLibrary.init(rawValue:)) ?? (actuator == .lra ? .lra : .a)
+            if actuator == .lra, library != .lra {
+                throw fail("\(driveKey).library", "\"\(library!.rawValue)\" is an ERM library", expected: "\"lra\" for an LRA")
+            }
+            if actuator == .erm, library == .lra {
+                throw fail("\(driveKey).library", "\"lra\" is the LRA library", expected: "\"a\" ... \"\(chip == .drv2605l ? "f" : "e")\" for an ERM")
+            }
+        } else if drive.optional("library") != nil {
+            throw fail("\(driveKey).library", "a \(chipName) has no ROM effect library", expected: "no \"library\" (a drv2605 or drv2605l has one)")
+        }
+
+        // The limits: an LRA's resonance (optional: the chip tracks it), the continuous drive.
+        let limitsKey = "\(base).limits"
+        guard let limitsCursor = object.optional("limits") else {
+            throw fail(limitsKey, "required key is missing: every actuator states its limits (at least \"max_continuous_ms\")")
+        }
+        let limits = try read { () throws(JSONPathError) in try limitsCursor.object() }
+        try read { () throws(JSONPathError) in
+            try limits.rejectUnknownKeys(allowed: ["resonant_frequency_hz", "nominal_frequency_hz", "overdrive_max_ms", "max_continuous_ms", "rest_ms"])
+        }
+        func number(_ name: String, _ range: ClosedRange<Double>) throws(BoardFileError) -> Double? {
+            try read { () throws(JSONPathError) in try limits.optional(name)?.number(in: range) }
+        }
+        let resonance = try number("resonant_frequency_hz", 50...500)
+        if resonance != nil, actuator == .erm {
+            throw fail("\(limitsKey).resonant_frequency_hz", "is for LRAs", expected: "\"nominal_frequency_hz\" for an ERM")
+        }
+        let nominal = try number("nominal_frequency_hz", 1...1_000)
+        if nominal != nil, actuator == .lra {
+            throw fail("\(limitsKey).nominal_frequency_hz", "is for ERMs", expected: "\"resonant_frequency_hz\" for an LRA (optional: the chip tracks it)")
+        }
+        guard let continuous = try number("max_continuous_ms", 10...600_000) else {
+            throw fail("\(limitsKey).max_continuous_ms", "required key is missing: the longest continuous drive keeps the actuator from overheating")
+        }
+        let rest = try number("rest_ms", 0...60_000) ?? 20
+        let driveConfig = DRV260xDrive(
+            chip: chip, actuator: actuator, ratedVoltage: rated, overdriveVoltage: overdrive, resonantFrequency: resonance, loop: loop, library: library)
+        do throws(DRV260xVoltageError) {
+            _ = try DRV260xPlan(drive: driveConfig)
+        } catch {
+            throw fail("\(driveKey).\(error.which == .rated ? "rated_voltage" : "overdrive_voltage")", error.description)
+        }
+        // Closed loop: the chip kicks and brakes by itself, and full scale is the rated voltage.
+        // Open loop: full scale is the clamp; above the rated level is a kick, bounded in time.
+        let kick = try number("overdrive_max_ms", 1...200)
+        if loop == .closed, kick != nil {
+            throw fail("\(limitsKey).overdrive_max_ms", "in closed loop the chip times its own overdrive", expected: "no \"overdrive_max_ms\", or \"loop\": \"open\"")
+        }
+        if loop == .open, driveConfig.ratedLevel < 1, kick == nil {
+            throw fail(
+                "\(limitsKey).overdrive_max_ms",
+                "required key is missing: in open loop overdrive_voltage \(JSONValue.format(overdrive)) V is above rated_voltage \(JSONValue.format(rated)) V, so a kick needs a bound")
+        }
+        let milliseconds = { (value: Double) in UInt64((value * 1e6).rounded()) }
+        let actuatorLimits = ActuatorLimits(
+            resonantFrequency: actuator == .lra ? (resonance ?? DRV260xDrive.assumedResonance) : nil, nominalFrequency: nominal,
+            ratedLevel: driveConfig.ratedLevel, overdriveLevel: 1, overdriveMaxNanoseconds: kick.map(milliseconds) ?? 0,
+            maxContinuousNanoseconds: milliseconds(continuous), restNanoseconds: milliseconds(rest))
+        var interval: UInt64 = 2_000_000
+        if let value = try read({ () throws(JSONPathError) in try object.optional("update_interval_ms")?.number(in: 1...1_000) }) {
+            interval = milliseconds(value)
+        }
+        return I2CActuatorConfig(
+            name: name, description: description, busPath: busPath, drive: driveConfig, limits: actuatorLimits, updateIntervalNanoseconds: interval,
+            key: base)
     }
 }

@@ -18,18 +18,25 @@ public struct BoardSearch: Sendable, Hashable {
     /// The backend setting listing extra files and directories.
     public static let settingKey = "gpio.boards"
 
+    /// The backend setting I²C boards are also found through (the `i2c` backend's).
+    public static let i2cSettingKey = "i2c.boards"
+
     /// The places searched, in order.
     public var locations: [Location]
+    /// The setting whose entries end the search (named in errors): ``settingKey`` or ``i2cSettingKey``.
+    public var setting: String
 
     /// A search over `locations`.
-    public init(locations: [Location]) {
+    public init(locations: [Location], setting: String = BoardSearch.settingKey) {
         self.locations = locations
+        self.setting = setting
     }
 
-    /// The standard search plus the `gpio.boards` setting; `environment` supplies
-    /// `XDG_CONFIG_HOME` and `HOME`.
-    public static func standard(setting: String?, environment: [String: String]) -> BoardSearch {
-        BoardSearch(locations: ConfigSearch.standard(directory: "boards.d", settingKey: settingKey, setting: setting, environment: environment).locations)
+    /// The standard search plus the setting `key` (`gpio.boards`, or `i2c.boards` for the `i2c`
+    /// backend) whose value is `setting`; `environment` supplies `XDG_CONFIG_HOME` and `HOME`.
+    public static func standard(setting: String?, key: String = BoardSearch.settingKey, environment: [String: String]) -> BoardSearch {
+        BoardSearch(
+            locations: ConfigSearch.standard(directory: "boards.d", settingKey: key, setting: setting, environment: environment).locations, setting: key)
     }
 
     /// The board files found, in search order (a file listed twice is read once).
@@ -53,10 +60,10 @@ public struct BoardSearch: Sendable, Hashable {
     /// name) is reported in ``Loaded/failures`` and the others still load.
     public func load() -> Loaded {
         let loaded = search.load(
-            naming: "device ids are gpio:BOARD:ACTUATOR", parse: { (path) throws(BoardFileError) in try BoardFile.load(path: path) }, name: \.name)
+            naming: "device ids are gpio:BOARD:ACTUATOR and i2c:BOARD:ACTUATOR", parse: { (path) throws(BoardFileError) in try BoardFile.load(path: path) }, name: \.name)
         return Loaded(boards: loaded.values.map(\.value), failures: loaded.failures)
     }
 
     /// The search over ``locations``.
-    private var search: ConfigSearch { ConfigSearch(locations: locations, settingKey: Self.settingKey, noun: "board file") }
+    private var search: ConfigSearch { ConfigSearch(locations: locations, settingKey: setting, noun: "board file") }
 }

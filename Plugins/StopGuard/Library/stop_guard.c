@@ -41,6 +41,7 @@ _Static_assert(HAPTICS_STOP_GUARD_MAX_LOCKS == HAPTICS_STOP_MAX_LOCKS, "one lock
 _Static_assert(HAPTICS_STOP_GUARD_PATH_SIZE == HAPTICS_STOP_PATH_SIZE, "one path size");
 _Static_assert(HAPTICS_STOP_GUARD_VALUE_SIZE == HAPTICS_STOP_VALUE_SIZE, "one value size");
 _Static_assert(HAPTICS_STOP_GUARD_REPORT_SIZE == HAPTICS_STOP_REPORT_SIZE, "one report size");
+_Static_assert(HAPTICS_STOP_GUARD_MAX_I2C_WRITES == HAPTICS_STOP_MAX_I2C_WRITES, "one I2C write count");
 
 /* How long the handler waits for another thread's write section, and the supervisor's answer. */
 #define SECTION_WAIT_NS 200000000LL
@@ -54,6 +55,7 @@ struct local_slot {
     haptics_stop_lines_setter setter;
     void *request;
     int report_fd;
+    int i2c_fd;
 };
 
 static _Atomic(struct haptics_stop_table *) table;
@@ -127,6 +129,8 @@ static struct haptics_stop_slot *slot_at(int index)
 static int run_owned(const struct haptics_stop_slot *slot, const struct local_slot *local)
 {
     int ok = 1;
+    if (slot->i2c_count > 0 && local->i2c_fd >= 0 && haptics_stop_write_i2c(local->i2c_fd, slot) != 0)
+        ok = 0;
     int inactive[HAPTICS_STOP_MAX_LINES] = {0};
     int lines = slot->line_count > 0 && local->setter && local->request;
     if (lines && slot->lines_first && local->setter(local->request, inactive) != 0)
@@ -534,6 +538,7 @@ static void create_table(void)
     fresh->owner = (int32_t)getpid();
     for (int i = 0; i < HAPTICS_STOP_MAX_SLOTS; i++) {
         locals[i].report_fd = -1;
+        locals[i].i2c_fd = -1;
         locals[i].setter = NULL;
         locals[i].request = NULL;
         atomic_store(&locals[i].writer, 0);
@@ -563,6 +568,9 @@ static void after_fork_in_child(void)
         if (locals[i].report_fd >= 0)
             close(locals[i].report_fd);
         locals[i].report_fd = -1;
+        if (locals[i].i2c_fd >= 0)
+            close(locals[i].i2c_fd);
+        locals[i].i2c_fd = -1;
         locals[i].setter = NULL;
         locals[i].request = NULL;
         atomic_store(&locals[i].writer, 0);
@@ -603,10 +611,15 @@ int haptics_stop_guard_begin(const char *label)
         slot->node_inode = 0;
         slot->chip[0] = '\0';
         slot->node[0] = '\0';
+        slot->i2c_count = 0;
+        slot->i2c_address = 0;
+        slot->i2c_device = 0;
+        slot->i2c_node[0] = '\0';
         snprintf(slot->label, sizeof(slot->label), "%s", label);
         locals[index].setter = NULL;
         locals[index].request = NULL;
         locals[index].report_fd = -1;
+        locals[index].i2c_fd = -1;
         atomic_store(&locals[index].writer, 0);
         return index;
     }
@@ -696,6 +709,35 @@ int haptics_stop_guard_add_report(int index, const char *node, const unsigned ch
     return 0;
 }
 
+int haptics_stop_guard_add_i2c(int index, const char *node, unsigned int address, size_t count, const unsigned char *registers,
+                               const unsigned char *values)
+{
+    struct haptics_stop_slot *slot = filling(index);
+    if (!slot || slot->i2c_count > 0 || count == 0 || count > HAPTICS_STOP_MAX_I2C_WRITES || address > 0x7f)
+        return -EINVAL;
+    if (strlen(node) >= HAPTICS_STOP_PATH_SIZE)
+        return -ENAMETOOLONG;
+    int fd = haptics_stop_open_i2c(node, address);
+    if (fd < 0)
+        return fd;
+    struct stat status;
+    if (fstat(fd, &status) != 0) {
+        int failure = errno;
+        close(fd);
+        return -failure;
+    }
+    slot->i2c_device = (uint64_t)status.st_rdev;
+    slot->i2c_address = address;
+    strcpy(slot->i2c_node, node);
+    for (size_t i = 0; i < count; i++) {
+        slot->i2c_register[i] = registers[i];
+        slot->i2c_value[i] = values[i];
+    }
+    slot->i2c_count = (uint32_t)count;
+    locals[index].i2c_fd = fd;
+    return 0;
+}
+
 int haptics_stop_guard_set_report(int index, const unsigned char *report, size_t length)
 {
     struct haptics_stop_slot *slot = slot_at(index);
@@ -742,6 +784,8 @@ void haptics_stop_guard_unregister(int index)
     }
     int fd = locals[index].report_fd;
     locals[index].report_fd = -1;
+    int i2c_fd = locals[index].i2c_fd;
+    locals[index].i2c_fd = -1;
     locals[index].setter = NULL;
     locals[index].request = NULL;
     atomic_store(&locals[index].writer, 0);
@@ -749,9 +793,12 @@ void haptics_stop_guard_unregister(int index)
     slot->line_count = 0;
     slot->write_count = 0;
     slot->lock_count = 0;
+    slot->i2c_count = 0;
     atomic_store(&slot->state, HAPTICS_STOP_SLOT_FREE);
     if (fd >= 0)
         close(fd);
+    if (i2c_fd >= 0)
+        close(i2c_fd);
 }
 
 int haptics_stop_guard_enter(int index)

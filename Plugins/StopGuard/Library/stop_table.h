@@ -11,6 +11,7 @@
  * the magic, version and size before it answers "ready".
  *
  * A slot is one actuator's stop program, in this order:
+ *   0. a driver IC's register writes on I²C (RTP input to zero, then standby), through i2c-dev;
  *   1. `lines_first`: the GPIO lines to their inactive level (a driver IC's enable goes low before
  *      its PWM input changes: a DRV2603 with its input at 0 % duty drives full reverse);
  *   2. the sysfs writes, in order (`duty_cycle` <- 0, then `enable` <- 0, per channel);
@@ -32,7 +33,7 @@
 /** "HSTG". */
 #define HAPTICS_STOP_TABLE_MAGIC 0x48535447u
 /** Changes whenever the layout below changes. */
-#define HAPTICS_STOP_TABLE_VERSION 1u
+#define HAPTICS_STOP_TABLE_VERSION 2u
 
 #define HAPTICS_STOP_MAX_SLOTS 64
 #define HAPTICS_STOP_MAX_LINES 8
@@ -42,6 +43,7 @@
 #define HAPTICS_STOP_VALUE_SIZE 24
 #define HAPTICS_STOP_LABEL_SIZE 128
 #define HAPTICS_STOP_REPORT_SIZE 128
+#define HAPTICS_STOP_MAX_I2C_WRITES 4
 
 /** The supervisor's fixed descriptors: the socket to its process, the table, the process's pidfd. */
 #define HAPTICS_STOP_SOCKET_FD 3
@@ -85,6 +87,14 @@ struct haptics_stop_slot {
     char lock_path[HAPTICS_STOP_MAX_LOCKS][HAPTICS_STOP_PATH_SIZE];
     char node[HAPTICS_STOP_PATH_SIZE];
     uint8_t report[2][HAPTICS_STOP_REPORT_SIZE];
+    /** A driver IC's stop on I²C: its bus node, its 7-bit address and the SMBus byte writes. */
+    uint32_t i2c_count;
+    uint32_t i2c_address;
+    uint8_t i2c_register[HAPTICS_STOP_MAX_I2C_WRITES];
+    uint8_t i2c_value[HAPTICS_STOP_MAX_I2C_WRITES];
+    /** The bus node's device number when it was registered (a bus that went away is skipped). */
+    uint64_t i2c_device;
+    char i2c_node[HAPTICS_STOP_PATH_SIZE];
 };
 
 struct haptics_stop_table {
@@ -103,5 +113,15 @@ struct haptics_stop_table {
  * Async-signal-safe. Returns 0 or a negative errno.
  */
 int haptics_stop_write_attribute(const char *path, const char *value);
+
+/**
+ * Writes the slot's I²C stop (each register in order) through `fd`, an i2c-dev descriptor already
+ * set to the chip's address. Async-signal-safe (one ioctl per byte). Returns 0 or the first
+ * negative errno (every write is tried).
+ */
+int haptics_stop_write_i2c(int fd, const struct haptics_stop_slot *slot);
+
+/** Opens an i2c-dev node and points it at `address` (never forcing a kernel driver's chip). Returns the fd or a negative errno. */
+int haptics_stop_open_i2c(const char *node, unsigned int address);
 
 #endif /* HAPTICS_STOP_TABLE_H */

@@ -258,11 +258,37 @@ static int apply_lines(const struct haptics_stop_slot *slot)
     return 0;
 }
 
-/* Applies one GPIO/PWM stop program. Returns 1 when every step succeeded. */
+/* Writes a driver IC's stop on I²C, if its bus is still the same device. EBUSY: a kernel driver
+ * bound the chip meanwhile and owns it now; left alone. */
+static int apply_i2c(const struct haptics_stop_slot *slot)
+{
+    if (slot->i2c_count == 0)
+        return 1;
+    int fd = haptics_stop_open_i2c(slot->i2c_node, slot->i2c_address);
+    if (fd < 0) {
+        if (fd == -ENOENT || fd == -ENODEV || fd == -ENXIO)
+            return 1; /* the bus went away (an adapter unplugged): nothing drives */
+        say("haptics-stop-guard: %s: cannot address %#x on %s: %s", slot->label, slot->i2c_address, slot->i2c_node, strerror(-fd));
+        return 0;
+    }
+    struct stat status;
+    if (fstat(fd, &status) != 0 || (uint64_t)status.st_rdev != slot->i2c_device) {
+        close(fd);
+        return 1;
+    }
+    int result = haptics_stop_write_i2c(fd, slot);
+    close(fd);
+    if (result != 0)
+        say("haptics-stop-guard: %s: cannot write the stop to %#x on %s: %s", slot->label, slot->i2c_address, slot->i2c_node,
+            strerror(-result));
+    return result == 0;
+}
+
+/* Applies one GPIO/PWM/I2C stop program. Returns 1 when every step succeeded. */
 static int apply_gpio(const struct haptics_stop_slot *slot)
 {
     int locks[HAPTICS_STOP_MAX_LOCKS] = {-1, -1};
-    int ok = 1;
+    int ok = apply_i2c(slot);
     if (take_locks(slot, locks) == 0) {
         if (slot->lines_first && !apply_lines(slot))
             ok = 0;

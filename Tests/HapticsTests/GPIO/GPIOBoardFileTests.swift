@@ -330,7 +330,7 @@ struct GPIOBoardSearchTests {
         let duplicate = loaded.failures.first { $0.file == root + "/2.json" }
         #expect(duplicate?.key == "$.name")
         #expect(duplicate?.problem == "name \"same\" is also used by \(root)/1.json")
-        #expect(duplicate?.expected == "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR)")
+        #expect(duplicate?.expected == "a name no other board file uses (device ids are gpio:BOARD:ACTUATOR and i2c:BOARD:ACTUATOR)")
         let broken = loaded.failures.first { $0.file == root + "/3-bad.json" }
         #expect(broken?.key == "$.actuators[0].limits.rated_level")
         #expect(loaded.failures.contains { $0.file == "gpio.boards entry \(root)/nope.json" })

@@ -134,7 +134,7 @@ struct StopGuardHostTests {
         let erm = try ERMTree()
         let (ending, output) = try Self.run(erm.arguments(.term, extra: ["--plugins", plugins]), in: erm.tree.root, label: "refused")
         #expect(ending == .signaled(SIGTERM), "\(output)")
-        #expect(output.contains("stop guard: \(plugins)/haptics-stop-guard refused to supervise (table version 1, this supervisor knows version 0)"), "\(output)")
+        #expect(output.contains("stop guard: \(plugins)/haptics-stop-guard refused to supervise (table version 2, this supervisor knows version 0)"), "\(output)")
         #expect(output.contains("not when the process is killed with SIGKILL"), "\(output)")
         #expect(try erm.read(erm.duty) == "0")
     }

@@ -4,7 +4,8 @@
  * One guard for every backend that drives hardware (the GPIO/PWM and HID plugins link this small C
  * library). Each open actuator registers its stop program once, precomputed: its GPIO lines and the
  * level that means "inactive", the sysfs writes that stop its PWM (`duty_cycle` <- 0, `enable` <- 0),
- * or the output report that turns a controller's motors off. Then:
+ * the output report that turns a controller's motors off, or the register writes that stop a driver
+ * IC on I²C. Then:
  *
  * 1. **Signals the process can catch.** A handler stops every registered actuator and then lets the
  *    signal do what it would have done, for every signal whose default action ends the process:
@@ -84,6 +85,8 @@ extern "C" {
 #define HAPTICS_STOP_GUARD_PATH_SIZE 256
 /** Longest value written, including the NUL. */
 #define HAPTICS_STOP_GUARD_VALUE_SIZE 24
+/** Most register writes in one I²C stop. */
+#define HAPTICS_STOP_GUARD_MAX_I2C_WRITES 4
 /** Longest output report, in bytes. */
 #define HAPTICS_STOP_GUARD_REPORT_SIZE 128
 /** The supervisor's file name, looked up in the directory of the plugin that holds this library. */
@@ -129,6 +132,20 @@ int haptics_stop_guard_add_lock(int slot, const char * _Nonnull directory);
  *         negative errno of open(2).
  */
 int haptics_stop_guard_add_report(int slot, const char * _Nonnull node, const unsigned char * _Nonnull report, size_t length);
+
+/**
+ * Adds a driver IC's stop on I²C (a DRV2605L: RTP input to zero, then standby): the guard opens
+ * `node` (`/dev/i2c-N`), points the descriptor at `address` (I2C_SLAVE, never forcing a chip a
+ * kernel driver owns) and keeps it, so the handler writes without opening anything; the
+ * supervisor opens the node itself. The writes come first in the program: before the lines (an
+ * enable line going low) and the sysfs writes.
+ *
+ * @return 0, or -EINVAL (count 0 or above HAPTICS_STOP_GUARD_MAX_I2C_WRITES, address above 0x7f,
+ *         I²C already added), -ENAMETOOLONG, or the negative errno of open(2) or ioctl(2) (-EBUSY: a
+ *         kernel driver owns the chip).
+ */
+int haptics_stop_guard_add_i2c(int slot, const char * _Nonnull node, unsigned int address, size_t count,
+                               const unsigned char * _Nonnull registers, const unsigned char * _Nonnull values);
 
 /**
  * Replaces the slot's report (a controller whose reports carry a counter needs the next one).
