@@ -58,6 +58,21 @@ extension DeviceDriver {
         throw BackendFailure(code: EOPNOTSUPP, "this device does not wait for room in its buffer")
     }
 
+    /// By default a device has no effects of its own (ABI 1.7).
+    public func playNative(_ sequence: String) throws(BackendFailure) {
+        throw BackendFailure(code: EOPNOTSUPP, "this device has no effects of its own")
+    }
+
+    /// By default a device does not calibrate itself (ABI 1.7).
+    public func selfCalibrate() throws(BackendFailure) -> [String: Double] {
+        throw BackendFailure(code: EOPNOTSUPP, "this device does not calibrate itself")
+    }
+
+    /// By default a device does not calibrate itself (ABI 1.7).
+    public func restoreCalibration(_ values: [String: Double]) throws(BackendFailure) {
+        throw BackendFailure(code: EOPNOTSUPP, "this device does not calibrate itself")
+    }
+
     /// By default a device has no adaptive triggers (ABI 1.6).
     public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure) {
         throw BackendFailure(code: EOPNOTSUPP, "this device has no adaptive triggers")
@@ -126,8 +141,44 @@ public protocol DeviceDriver: AnyObject, Sendable {
     /// `close` or the process's death, which release them; `stop` leaves them. An effect the device
     /// cannot play fails with EINVAL and changes nothing. The default refuses with EOPNOTSUPP.
     func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(BackendFailure)
+    /// Plays `sequence`, effects stored in an awake device with ``DeviceSpec/nativeEffects`` in the
+    /// backend's text form (ABI 1.7's `play_native`), and returns when it has played, the device
+    /// awake and stopped. A step the device does not have fails with EINVAL naming it, and nothing plays.
+    func playNative(_ sequence: String) throws(BackendFailure)
+    /// Runs the calibration of a device with ``DeviceSpec/selfCalibration`` (ABI 1.7's
+    /// `self_calibrate`), blocking until it ends, and returns what it measured by name; leaves the
+    /// device idle and stopped. A failed calibration fails with EIO naming why.
+    func selfCalibrate() throws(BackendFailure) -> [String: Double]
+    /// Gives the device the results of an earlier ``selfCalibrate()`` (ABI 1.7's
+    /// `restore_calibration`); a key or value it does not take fails with EINVAL naming it.
+    func restoreCalibration(_ values: [String: Double]) throws(BackendFailure)
     /// Stops, sleeps and releases the device. Called exactly once.
     func close()
+}
+
+/// The text form a device's own calibration crosses the ABI in (1.7): one `key=value` line per
+/// value, keys in order, each value a decimal number.
+public enum DeviceCalibrationText {
+    /// `values` as lines, keys sorted.
+    public static func format(_ values: [String: Double]) -> String {
+        values.sorted { $0.key < $1.key }.map { "\($0.key)=\(JSONValue.format($0.value))" }.joined(separator: "\n")
+    }
+
+    /// The values of `text`.
+    /// - Throws: EINVAL naming a line that is not `key=number` or a key given twice.
+    public static func parse(_ text: String) throws(BackendFailure) -> [String: Double] {
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.isEmpty {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, !parts[0].isEmpty, let value = Double(parts[1]), value.isFinite else {
+                throw BackendFailure(code: EINVAL, "stored calibration line \"\(line)\" is not key=number")
+            }
+            guard values.updateValue(value, forKey: String(parts[0])) == nil else {
+                throw BackendFailure(code: EINVAL, "stored calibration gives \"\(parts[0])\" twice")
+            }
+        }
+        return values
+    }
 }
 
 /// A drive frame as the host sent it.

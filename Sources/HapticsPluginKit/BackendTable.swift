@@ -153,6 +153,29 @@ public func fillBackendTable(
             }
         }
     }
+    filled.play_native = { handle, sequence in
+        let text = String(cString: sequence)
+        return DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.playNative(text) } }
+    }
+    filled.self_calibrate = { handle, buffer, size in
+        DeviceBox.with(handle) { box in
+            box.run { () throws(BackendFailure) in
+                let lines = DeviceCalibrationText.format(try box.driver.selfCalibrate())
+                let utf8 = Array(lines.utf8)
+                guard utf8.count < size else { throw BackendFailure(code: ENOSPC, "the calibration needs \(utf8.count + 1) bytes, the host gave \(size)") }
+                for index in utf8.indices { buffer[index] = CChar(bitPattern: utf8[index]) }
+                buffer[utf8.count] = 0
+            }
+        }
+    }
+    filled.restore_calibration = { handle, stored in
+        let text = String(cString: stored)
+        return DeviceBox.with(handle) { box in
+            box.run { () throws(BackendFailure) in
+                try box.driver.restoreCalibration(try DeviceCalibrationText.parse(text))
+            }
+        }
+    }
     withUnsafeBytes(of: &filled) { source in
         UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
     }

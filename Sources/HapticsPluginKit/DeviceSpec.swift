@@ -73,6 +73,11 @@ public struct DeviceSpec: Sendable, Hashable {
     public var sampleStream: SampleStreamSpec?
     /// The device has adaptive triggers (ABI 1.6): its driver implements ``DeviceDriver/setTriggers(right:left:)``.
     public var adaptiveTriggers = false
+    /// The device plays effects stored in it (ABI 1.7): its driver implements ``DeviceDriver/playNative(_:)``.
+    public var nativeEffects = false
+    /// The device calibrates itself (ABI 1.7): its driver implements ``DeviceDriver/selfCalibrate()``
+    /// and ``DeviceDriver/restoreCalibration(_:)``.
+    public var selfCalibration = false
 
     /// A device description.
     public init(
@@ -104,6 +109,8 @@ public struct DeviceSpec: Sendable, Hashable {
         }
         info.period_step_ns = periodStepNanoseconds
         if adaptiveTriggers { info.flags |= HAPTICS_DEVICE_ADAPTIVE_TRIGGERS.rawValue }
+        if nativeEffects { info.flags |= HAPTICS_DEVICE_NATIVE_EFFECTS.rawValue }
+        if selfCalibration { info.flags |= HAPTICS_DEVICE_SELF_CALIBRATION.rawValue }
         if let sampleStream {
             info.flags |= HAPTICS_DEVICE_TAKES_SAMPLES.rawValue
             info.sample_rate_hz = sampleStream.rate

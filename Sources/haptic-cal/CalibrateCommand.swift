@@ -34,6 +34,13 @@ struct Calibrate: ParsableCommand {
     var asShipped = false
 
     func validate() throws {
+        // Without a source: the device's own calibration alone (checked once the device is known).
+        if options.source == nil {
+            if options.model != nil || options.bench != nil || options.svg != nil || options.quick {
+                throw ValidationError("--model, --bench, --svg and --quick are for a measurement; add --source")
+            }
+            return
+        }
         try options.validate(allowInteractive: true)
         if noSave, output != nil { throw ValidationError("--no-save and --output contradict each other; pick one") }
         if noVerify, !noSave, options.measuresWithSensor(allowInteractive: true) {
@@ -42,6 +49,65 @@ struct Calibrate: ParsableCommand {
     }
 
     func run() throws {
+        // A device that calibrates itself (a driver IC's auto-calibration) does so first; its
+        // results go into the profile, which every later open gives back to it.
+        let own = try selfCalibrateIfOffered()
+        guard options.source != nil else {
+            guard let own else {
+                throw ValidationError("--source is required: \(device) does not calibrate itself (interactive, accelerometer[:DEVICE] or simulated)")
+            }
+            try save(own.profile)
+            return
+        }
+        // Stored first, so the measurement's own open gives the device these results, not older ones.
+        if let own, output == nil { try save(own.profile) }
+        try measure(deviceCalibration: own?.values ?? [:])
+    }
+
+    /// Runs the device's own calibration when it has one: prints the results and returns them with
+    /// the profile to store them in (the user's profile for the device, else its uncalibrated
+    /// default marked `device`). Nil for a device without one.
+    func selfCalibrateIfOffered() throws -> (values: [String: Double], profile: CalibrationProfile)? {
+        let system = global.makeSystem()
+        let description = try system.resolve(device)
+        guard description.selfCalibrates else { return nil }
+        if case .daemon = system.mode {
+            throw CommandFailure("\(description.id) calibrates itself, which runs in the process that owns it: stop hapticsd or add --in-process")
+        }
+        print("Calibrating \(description.id) (\(description.name)) with its own calibration")
+        let opened = try system.openDevice(description.id)
+        defer { opened.close() }
+        let values = try opened.selfCalibrate()
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) { print("  \(pad(key, 18)) \(fixed(value, 0))") }
+        if let period = values["lra_period"], period > 0 {
+            print("  resonance          \(fixed(1 / (period * 98.46e-6), 1)) Hz (measured by the chip: LRA_PERIOD × 98.46 µs)")
+        }
+        var profile = ProfileStore.standard.lookup(for: description).entry.flatMap { $0.origin == .user ? $0.profile : nil }
+            ?? { () -> CalibrationProfile in
+                var fresh = CalibrationProfile.uncalibrated(for: description)
+                fresh.source = .device
+                return fresh
+            }()
+        profile.deviceID = description.id
+        profile.deviceCalibration = values
+        return (values, profile)
+    }
+
+    /// Writes `profile` where the options say.
+    func save(_ profile: CalibrationProfile) throws {
+        guard !noSave else { return }
+        let path: String
+        if let output {
+            try ProfileStore.write(profile, toPath: output)
+            path = output
+        } else {
+            path = try ProfileStore.standard.save(profile)
+        }
+        print("profile written to   \(path)")
+    }
+
+    /// Measures with the source, fits, verifies and writes the profile (with `deviceCalibration`).
+    func measure(deviceCalibration: [String: Double]) throws {
         let opened: OpenedSource
         opened = try options.open(device: device, global: global, allowInteractive: true)
         defer { opened.cleanUp() }
@@ -64,16 +130,8 @@ struct Calibrate: ParsableCommand {
             print("plots written to     \(svg)")
         }
         if let diagnosis = result.diagnosis { throw CommandFailure(diagnosis.description) }
-        if !noSave {
-            let path: String
-            if let output {
-                try ProfileStore.write(result.profile, toPath: output)
-                path = output
-            } else {
-                path = try ProfileStore.standard.save(result.profile)
-            }
-            print("profile written to   \(path)")
-        }
+        result.profile.deviceCalibration = deviceCalibration
+        try save(result.profile)
     }
 
     func printResult(_ result: CalibrationResult, device: DeviceDescription, unit: OutputUnit) {

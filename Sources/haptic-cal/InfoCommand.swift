@@ -36,6 +36,11 @@ struct Info: ParsableCommand {
             print(line)
         }
         if description.hasAdaptiveTriggers { print("  triggers:         adaptive (L2, R2): `haptic-cal trigger`") }
+        if description.hasNativeEffects { print("  own effects:      ROM library: `haptic-cal play \(description.id) drv2605:strong-click-100`") }
+        if description.selfCalibrates {
+            let stored = (ProfileStore.standard.lookup(for: description).entry?.profile.deviceCalibration ?? [:]).isEmpty ? "none stored: `haptic-cal calibrate \(description.id)`" : "stored, given back at each open"
+            print("  own calibration:  \(stored)")
+        }
         let profile = CalibrationProfile.uncalibrated(for: description)
         print("  profile:          \(profile.source.rawValue)")
         switch profile.sharpness {

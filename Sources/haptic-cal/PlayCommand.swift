@@ -20,7 +20,10 @@ struct Play: ParsableCommand {
     @Argument(help: "The device: an id (see `haptic-cal list`), a unique id prefix, or part of its name.")
     var device: String
 
-    @Argument(help: ArgumentHelp("An AHAP file, or a feedback effect name (see `haptic-cal effects`).", valueName: "file-or-effect"))
+    @Argument(
+        help: ArgumentHelp(
+            "An AHAP file, a feedback effect name (see `haptic-cal effects`), or a DRV2605L's ROM effects: drv2605:strong-click-100,wait:100ms,sharp-click-60.",
+            valueName: "file-or-effect"))
     var what: String?
 
     @Option(help: "Pulse intensity, 0…1.")
@@ -48,6 +51,10 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
+        if let what, what.hasPrefix(Self.nativePrefix) {
+            try playNative(String(what.dropFirst(Self.nativePrefix.count)))
+            return
+        }
         let (pattern, label) = try patternToPlay()
         let (clipNotes, description, recording) = try global.withDevice(device) { description, engine in
             let clipNotes = try registerClips(of: pattern, on: description, engine: engine)
@@ -74,6 +81,25 @@ struct Play: ParsableCommand {
             try writeSVG(RecordingPlot.chart(recording: recording, deviceID: description.id, pattern: pattern).render(), to: svg)
             print("wrote \(svg)")
         }
+    }
+
+    /// What names a device's own effects: `drv2605:strong-click-100,wait:100ms,sharp-click-60`.
+    static let nativePrefix = "drv2605:"
+
+    /// Plays effects stored in the device (a DRV2605L's ROM library) and returns once they played.
+    func playNative(_ sequence: String) throws {
+        let system = global.makeSystem()
+        let description = try system.resolve(device)
+        guard description.hasNativeEffects else {
+            if case .daemon = system.mode {
+                throw CommandFailure("\(description.id): effects stored in a device play only in the process that owns it: stop hapticsd or add --in-process")
+            }
+            throw CommandFailure("\(description.id) has no effects of its own: \(Self.nativePrefix)… names a DRV2605 or DRV2605L's ROM library effects")
+        }
+        let opened = try system.openDevice(description.id)
+        defer { opened.close() }
+        try opened.playNative(sequence)
+        print("played \(Self.nativePrefix)\(sequence) on \(description.id) (\(description.name))")
     }
 
     /// Decodes the clips `pattern`'s `AudioCustom` events name (paths relative to the AHAP file's

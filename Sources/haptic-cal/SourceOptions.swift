@@ -32,9 +32,10 @@ struct SourceOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Where measurements come from: interactive (you, at this terminal), accelerometer[:DEVICE] (an IIO accelerometer on the "
-                + "device: iio:deviceN, its number, its name such as adxl345, or a directory), or simulated (a physical model of a recording device).",
+                + "device: iio:deviceN, its number, its name such as adxl345, or a directory), or simulated (a physical model of a recording device). "
+                + "A device that calibrates itself (a DRV2605L) runs its own calibration first; `calibrate` needs no source for it.",
             valueName: "source"))
-    var source: String
+    var source: String?
 
     @Option(
         help: ArgumentHelp(
@@ -62,7 +63,10 @@ struct SourceOptions: ParsableArguments {
     var bench: String?
 
     func choice(allowInteractive: Bool) throws -> SourceChoice {
-        try SourceChoice(source, allowInteractive: allowInteractive)
+        guard let source else {
+            throw ValidationError("--source is required: interactive, accelerometer[:DEVICE] or simulated")
+        }
+        return try SourceChoice(source, allowInteractive: allowInteractive)
     }
 
     func validate(allowInteractive: Bool) throws {

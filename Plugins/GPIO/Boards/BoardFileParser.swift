@@ -461,6 +461,11 @@ extension BoardParser {
         }
         let loopName = try read { () throws(JSONPathError) in try drive.optional("loop")?.string(oneOf: DRV260xDrive.Loop.allCases.map(\.rawValue)) }
         let loop = loopName.flatMap(DRV260xDrive.Loop.init(rawValue:)) ?? .closed
+        if loop == .open, actuator == .lra, !chip.hasOpenLoopPeriod {
+            throw fail(
+                "\(driveKey).loop", "a \(chipName) cannot drive an LRA in open loop (it has no OL_LRA_PERIOD)",
+                expected: "\"closed\", or a drv2605l / drv2604l")
+        }
         var library: DRV260x.ROMLibrary?
         if chip.hasROMLibrary {
             let libraryName = try read { () throws(JSONPathError) in

@@ -133,7 +133,9 @@ final class I2CBackend: BackendDriver {
         let link = try I2CChipLink(path: config.busPath, address: config.address)
         let status = DRV260x.Status(try link.read(.status))
         if let mismatch = Self.mismatch(status, config: config) { throw BackendFailure(code: ENODEV, "\(deviceID): \(mismatch)") }
-        try link.write(plan.setup(calibration: nil))
+        // The chip's own back-EMF gain stays until a calibration is restored or measured.
+        let gain = try link.read(.feedbackControl) & 0x03
+        try link.write(plan.setup(calibration: nil, backEMFGain: gain))
         let slot = try registerStop(deviceID: deviceID, config: config, plan: plan)
         logStopGuardWarning()
         let device = I2CDevice(
@@ -146,12 +148,12 @@ final class I2CBackend: BackendDriver {
         return device
     }
 
-    /// Registers RTP zero and standby with the stop guard, on a descriptor of its own.
+    /// Registers GO cleared, RTP zero and standby with the stop guard, on a descriptor of its own.
     func registerStop(deviceID: String, config: I2CActuatorConfig, plan: DRV260xPlan) throws(BackendFailure) -> Int32 {
         let slot = haptics_stop_guard_begin(deviceID)
         guard slot >= 0 else { throw BackendFailure(code: -slot, "\(deviceID): the stop guard has no room: \(String(cString: strerror(-slot)))") }
-        let registers = plan.sleep.map(\.register)
-        let values = plan.sleep.map(\.value)
+        let registers = plan.halt.map(\.register)
+        let values = plan.halt.map(\.value)
         var result = haptics_stop_guard_add_i2c(slot, config.busPath, UInt32(config.address), registers.count, registers, values)
         if result == 0 { result = haptics_stop_guard_arm(slot, 0) }
         guard result == 0 else {
@@ -190,8 +192,11 @@ final class I2CBackend: BackendDriver {
             kickNanoseconds: limits.overdriveLevel > limits.ratedLevel ? limits.overdriveMaxNanoseconds : 0,
             maxContinuousNanoseconds: limits.maxContinuousNanoseconds, restNanoseconds: limits.restNanoseconds, acceptsLevels: true)
         let name = config.description ?? "\(board.description ?? board.name): \(config.name) (\(config.drive.chip.rawValue))"
-        return DeviceSpec(
+        var spec = DeviceSpec(
             id: id, name: name, actuator: kind, channels: [channel], minimumUpdateIntervalNanoseconds: config.updateIntervalNanoseconds,
             wakeLatencyNanoseconds: writeNanoseconds, unavailableReason: unavailableReason, envelope: envelope)
+        spec.nativeEffects = config.drive.chip.hasROMLibrary
+        spec.selfCalibration = true
+        return spec
     }
 }

@@ -27,7 +27,7 @@ final class I2CChipLink: @unchecked Sendable {
             let hint =
                 switch code {
                 case ENOENT: "no such bus: enable I2C (raspi-config, or dtparam=i2c_arm=on in config.txt) and load i2c-dev (`modprobe i2c-dev`); `i2cdetect -l` lists the buses"
-                case EACCES, EPERM: "permission denied: add the user to the group owning it (`i2c` on Raspberry Pi OS) or install Hardware/udev's rules"
+                case EACCES, EPERM: "permission denied: add the user to the group owning it (`sudo usermod -aG i2c $USER` on Raspberry Pi OS, then log in again)"
                 default: String(cString: strerror(code))
                 }
             throw BackendFailure(code: code, "cannot open \(path): \(hint)")

@@ -38,6 +38,8 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         /// The RTP_INPUT value last written.
         var written: UInt8
         var cut = false
+        /// The calibration the chip holds (restored or measured), written again at every set-up.
+        var calibration: DRV260xCalibration?
     }
 
     /// Takes over `link` (the chip set up and in standby) and its stop-guard slot.
@@ -93,6 +95,99 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             state.link = nil
         }
         onClose()
+    }
+
+    func playNative(_ text: String) throws(BackendFailure) {
+        guard config.drive.chip.hasROMLibrary else {
+            throw BackendFailure(code: EOPNOTSUPP, "\(id): a \(config.drive.chip.rawValue) has no ROM effect library")
+        }
+        let sequence: ROMSequence
+        do throws(ROMSequenceError) {
+            sequence = try ROMSequence(parsing: text)
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(id): \(error)")
+        }
+        try exclusive { state, link throws(BackendFailure) in
+            try guarded(state, link, plan.romSequence(sequence))
+            let finished = try waitForGo(link, timeout: DRV260xPlan.sequenceTimeoutNanoseconds(sequence))
+            // Back to real-time playback at zero (RTP_INPUT was never changed): awake and stopped.
+            state.awake = true
+            state.requested = 0
+            try guarded(state, link, (finished ? [] : [DRV260x.Write(.go, 0)]) + plan.wake + [DRV260x.Write(.rtpInput, plan.zeroCode)])
+            state.written = plan.zeroCode
+            guard finished else { throw BackendFailure(code: ETIMEDOUT, "\(id): the chip did not finish \(sequence) in time; it was stopped") }
+        }
+    }
+
+    func selfCalibrate() throws(BackendFailure) -> [String: Double] {
+        try exclusive { state, link throws(BackendFailure) -> [String: Double] in
+            let before = state.calibration
+            state.awake = false
+            state.requested = 0
+            state.written = plan.zeroCode
+            try guarded(state, link, plan.calibration)
+            let finished = try waitForGo(link, timeout: DRV260xPlan.calibrationTimeoutNanoseconds)
+            let status = DRV260x.Status(try link.read(.status))
+            guard finished, !status.diagnosticFailed else {
+                try guarded(state, link, (finished ? [] : [DRV260x.Write(.go, 0)]) + plan.setup(calibration: before))
+                if !finished { throw BackendFailure(code: ETIMEDOUT, "\(id): auto-calibration did not finish within 2 s; the chip was put back in standby") }
+                throw BackendFailure(
+                    code: EIO,
+                    "\(id): auto-calibration failed (STATUS DIAG_RESULT set): the actuator is missing, open or shorted, or drive.rated_voltage and drive.overdrive_voltage do not suit it; check its wires and the board file")
+            }
+            let result = DRV260xCalibration(
+                compensation: try link.read(.calibrationCompensation), backEMF: try link.read(.calibrationBackEMF),
+                backEMFGain: try link.read(.feedbackControl) & 0x03, lraPeriod: config.drive.actuator == .lra ? try link.read(.lraPeriod) : nil)
+            state.calibration = result
+            try guarded(state, link, plan.setup(calibration: result))
+            return result.values
+        }
+    }
+
+    func restoreCalibration(_ values: [String: Double]) throws(BackendFailure) {
+        let calibration: DRV260xCalibration
+        do throws(DRV260xCalibrationError) {
+            calibration = try DRV260xCalibration(values: values)
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(id): \(error)")
+        }
+        try exclusive { state, link throws(BackendFailure) in
+            state.calibration = calibration
+            try guarded(state, link, plan.setup(calibration: calibration) + (state.awake ? plan.wake : []))
+            state.written = plan.zeroCode
+            state.requested = 0
+        }
+    }
+
+    /// Runs `body` with the state and the link, the device's other calls waiting.
+    private func exclusive<T>(_ body: (inout State, I2CChipLink) throws(BackendFailure) -> T) throws(BackendFailure) -> T {
+        let result: Result<T, BackendFailure> = state.withLock { state in
+            guard let link = state.link else { return .failure(BackendFailure(code: ENODEV, "the device is closed")) }
+            do throws(BackendFailure) {
+                return .success(try body(&state, link))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Writes inside the stop guard's write section.
+    private func guarded(_ state: State, _ link: I2CChipLink, _ writes: [DRV260x.Write]) throws(BackendFailure) {
+        guard !writes.isEmpty else { return }
+        guard haptics_stop_guard_enter(state.guardSlot) == 0 else { throw BackendFailure(code: ESHUTDOWN, "the process is stopping its actuators") }
+        defer { haptics_stop_guard_leave(state.guardSlot) }
+        try link.write(writes)
+    }
+
+    /// Polls GO every 2 ms until the chip clears it (true) or `timeout` nanoseconds pass (false).
+    private func waitForGo(_ link: I2CChipLink, timeout: UInt64) throws(BackendFailure) -> Bool {
+        let deadline = Monotonic.now() + timeout
+        while try link.read(.go) & 0x01 != 0 {
+            guard Monotonic.now() < deadline else { return false }
+            usleep(2_000)
+        }
+        return true
     }
 
     func deadlineReached() {

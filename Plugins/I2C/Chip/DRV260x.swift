@@ -40,6 +40,8 @@ public enum DRV260x {
         case control3 = 0x1D
         /// CONTROL4: `[5:4]` AUTO_CAL_TIME.
         case control4 = 0x1E
+        /// OL_LRA_PERIOD (DRV2605L, DRV2604L): `[6:0]` the open-loop LRA drive period, in units of 98.46 µs.
+        case openLoopPeriod = 0x20
         /// LRA_PERIOD (read only): the LRA's measured period while driving, in units of 98.46 µs.
         case lraPeriod = 0x22
 
@@ -93,6 +95,9 @@ public enum DRV260x {
             guard let chip = Chip.allCases.first(where: { $0.deviceID == id }) else { return nil }
             self = chip
         }
+
+        /// Whether the chip has OL_LRA_PERIOD, so it can drive an LRA in open loop (the L variants).
+        public var hasOpenLoopPeriod: Bool { self == .drv2605l || self == .drv2604l }
 
         /// Whether the chip holds the ROM effect library (the DRV2605 and DRV2605L).
         public var hasROMLibrary: Bool { self == .drv2605 || self == .drv2605l }

@@ -64,20 +64,33 @@ public struct DRV260xPlan: Sendable, Hashable {
     /// longest (700 ms) with room for a slow bus.
     public static let calibrationTimeoutNanoseconds: UInt64 = 2_000_000_000
 
-    /// The setup written at open (and after calibrating): standby first (whatever a killed process
-    /// left running stops), the voltages, the loop, the stored calibration if any, the library, and
-    /// RTP_INPUT at zero. Leaves the chip in standby: idle.
-    public func setup(calibration: DRV260xCalibration?) -> [DRV260x.Write] {
-        var writes = [Write(.mode, DRV260x.standbyMode)]
+    /// The setup written at open (and after calibrating): first out of standby into internal
+    /// trigger with GO cleared, which stops whatever a killed process left playing and makes every
+    /// register writable (TI advises against writing registers in standby); then the voltages, the
+    /// loop, the stored calibration if any, an open-loop LRA's period, the library and RTP_INPUT at
+    /// zero; standby last: idle. Without a calibration, the chip's own A_CAL_COMP and A_CAL_BEMF
+    /// stay (reset values, an earlier calibration since power-up, or burned into its OTP) and so
+    /// does their BEMF_GAIN, which the caller reads and passes.
+    public func setup(calibration: DRV260xCalibration?, backEMFGain: UInt8 = 2) -> [DRV260x.Write] {
+        var writes = [Write(.mode, DRV260x.Mode.internalTrigger.rawValue), Write(.go, 0)]
         writes += [Write(.ratedVoltage, ratedCode), Write(.overdriveClamp, clampCode)]
-        writes.append(Write(.feedbackControl, feedbackControl(backEMFGain: calibration?.backEMFGain ?? 2)))
+        writes.append(Write(.feedbackControl, feedbackControl(backEMFGain: calibration?.backEMFGain ?? backEMFGain)))
         if let calibration {
             writes += [Write(.calibrationCompensation, calibration.compensation), Write(.calibrationBackEMF, calibration.backEMF)]
         }
         writes += [Write(.control1, control1), Write(.control2, control2), Write(.control3, control3), Write(.control4, Self.control4)]
+        if let period = openLoopPeriodCode { writes.append(Write(.openLoopPeriod, period)) }
         if let library = drive.library { writes.append(Write(.librarySelect, library.code)) }
-        writes.append(Write(.rtpInput, zeroCode))
+        writes += [Write(.rtpInput, zeroCode), Write(.mode, DRV260x.standbyMode)]
         return writes
+    }
+
+    /// OL_LRA_PERIOD for an LRA driven in open loop on a chip that has it: the resonance's period
+    /// in units of 98.46 µs (1…127); nil otherwise.
+    public var openLoopPeriodCode: UInt8? {
+        guard drive.actuator == .lra, drive.loop == .open, drive.chip.hasOpenLoopPeriod else { return nil }
+        let code = (1 / (drive.formulaResonance * DRV260xCalibration.periodUnit)).rounded()
+        return UInt8(max(1, min(127, code)))
     }
 
     /// Wake: real-time playback, out of standby (RTP_INPUT is at zero).
@@ -86,8 +99,23 @@ public struct DRV260xPlan: Sendable, Hashable {
     /// Stop: RTP_INPUT to zero (the chip stays awake).
     public var stop: [DRV260x.Write] { [Write(.rtpInput, zeroCode)] }
 
-    /// Sleep, and the stop guard's program: RTP_INPUT to zero, then standby.
+    /// Sleep: RTP_INPUT to zero, then standby.
     public var sleep: [DRV260x.Write] { [Write(.rtpInput, zeroCode), Write(.mode, DRV260x.standbyMode)] }
+
+    /// The stop guard's program, for any moment: GO cleared (a ROM sequence or a calibration
+    /// running ends), then ``sleep``.
+    public var halt: [DRV260x.Write] { [Write(.go, 0)] + sleep }
+
+    /// How long a ROM sequence may play before it counts as hung, in nanoseconds: its waits, and
+    /// 2 s for each effect (the longest ROM effect, the 1000 ms alert, with room for a slow bus).
+    public static func sequenceTimeoutNanoseconds(_ sequence: ROMSequence) -> UInt64 {
+        sequence.steps.reduce(500_000_000) { total, step in
+            switch step {
+            case .effect: total + 2_000_000_000
+            case .wait(let tens): total + UInt64(tens) * 10_000_000
+            }
+        }
+    }
 
     /// Auto-calibration's inputs, then GO (SLOS854 §8.5.6): the mode out of standby, the voltages,
     /// the feedback with the default back-EMF gain, the drive and sample times, the calibration

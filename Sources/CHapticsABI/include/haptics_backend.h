@@ -79,6 +79,10 @@
  *        (-EOPNOTSUPP) work as in 1.4.
  *   1.6  adaptive triggers: HAPTICS_DEVICE_ADAPTIVE_TRIGGERS, `haptics_trigger_effect_v1`, and
  *        `set_triggers` appended to `haptics_backend_v1` (optional).
+ *   1.7  devices with effects and a calibration of their own (a haptic driver IC's ROM library
+ *        and auto-calibration): HAPTICS_DEVICE_NATIVE_EFFECTS and HAPTICS_DEVICE_SELF_CALIBRATION,
+ *        and `play_native`, `self_calibrate` and `restore_calibration` appended to
+ *        `haptics_backend_v1` (optional).
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -205,6 +209,10 @@ enum haptics_device_flag {
     HAPTICS_DEVICE_TAKES_SAMPLES = 1u << 3,
     /** (1.6) The device has adaptive triggers: `set_triggers` sets their effects. */
     HAPTICS_DEVICE_ADAPTIVE_TRIGGERS = 1u << 4,
+    /** (1.7) The device plays effects stored in it, by name: `play_native`. */
+    HAPTICS_DEVICE_NATIVE_EFFECTS = 1u << 5,
+    /** (1.7) The device calibrates itself: `self_calibrate` and `restore_calibration`. */
+    HAPTICS_DEVICE_SELF_CALIBRATION = 1u << 6,
 };
 
 /**
@@ -477,6 +485,37 @@ typedef struct haptics_backend_v1 {
      */
     int (* _Nullable set_triggers)(void * _Nullable device, const haptics_trigger_effect_v1 * _Nullable right,
                                    const haptics_trigger_effect_v1 * _Nullable left);
+
+    /* ---- ABI 1.7: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Plays `sequence`, effects stored in a device with HAPTICS_DEVICE_NATIVE_EFFECTS, in the
+     * backend's text form (a DRV2605L's ROM library: "strong-click-100,wait:100ms,sharp-click-60"),
+     * on an awake device, and returns when the device has played it (a few seconds at most), with
+     * the device awake and stopped. Returns 0, -EINVAL (a step the device does not have:
+     * `last_error` names it; nothing was played), -ETIMEDOUT (the device did not finish: it was
+     * stopped), -EOPNOTSUPP, or another negative errno value.
+     */
+    int (* _Nullable play_native)(void * _Nullable device, const char * _Nonnull sequence);
+
+    /**
+     * Runs the calibration of a device with HAPTICS_DEVICE_SELF_CALIBRATION (a driver IC's
+     * auto-calibration), blocking until it ends (seconds at most), and writes what it measured to
+     * `result` as NUL-terminated "key=value" lines, each value a decimal number, for the host to
+     * store and give back to `restore_calibration` at each later open. The device is left idle and
+     * stopped. Returns 0, -EIO (the calibration failed: `last_error` says why, such as an actuator
+     * that is missing or shorted), -ETIMEDOUT, -ENOSPC (`size` too small), or another negative
+     * errno value.
+     */
+    int (* _Nullable self_calibrate)(void * _Nullable device, char * _Nonnull result, size_t size);
+
+    /**
+     * Gives an open device with HAPTICS_DEVICE_SELF_CALIBRATION the results of an earlier
+     * `self_calibrate` ("key=value" lines) instead of calibrating again; they hold until `close`.
+     * Returns 0, -EINVAL (a key or value the device does not take: `last_error` names it), or another
+     * negative errno value.
+     */
+    int (* _Nullable restore_calibration)(void * _Nullable device, const char * _Nonnull stored);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

@@ -25,11 +25,36 @@ public protocol Actuator: AnyObject, Sendable {
     /// nil leaves that trigger as it is. Effects hold until set again, `sleep`, `close` or the
     /// process's death; `stop` leaves them. The default throws ``DeviceError/noAdaptiveTriggers(deviceID:)``.
     func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError)
+    /// Plays `sequence`, effects stored in the awake device (``DeviceDescription/hasNativeEffects``)
+    /// in its backend's text form, and returns when it has played. The default throws
+    /// ``DeviceError/noNativeEffects(deviceID:)``.
+    func playNative(_ sequence: String) throws(DeviceError)
+    /// Runs the device's own calibration (``DeviceDescription/selfCalibrates``) and returns its
+    /// results by name, the device left idle. The default throws ``DeviceError/noSelfCalibration(deviceID:)``.
+    func selfCalibrate() throws(DeviceError) -> [String: Double]
+    /// Gives the device stored results of ``selfCalibrate()``. The default throws
+    /// ``DeviceError/noSelfCalibration(deviceID:)``.
+    func restoreCalibration(_ values: [String: Double]) throws(DeviceError)
 }
 
 extension Actuator {
     /// Does nothing: failures come back from the calls.
     public func onFailure(_ handler: @escaping @Sendable (DeviceError) -> Void) {}
+
+    /// No effects of its own.
+    public func playNative(_ sequence: String) throws(DeviceError) {
+        throw .noNativeEffects(deviceID: description.id)
+    }
+
+    /// No calibration of its own.
+    public func selfCalibrate() throws(DeviceError) -> [String: Double] {
+        throw .noSelfCalibration(deviceID: description.id)
+    }
+
+    /// No calibration of its own.
+    public func restoreCalibration(_ values: [String: Double]) throws(DeviceError) {
+        throw .noSelfCalibration(deviceID: description.id)
+    }
 
     /// No adaptive triggers.
     public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {

@@ -163,6 +163,41 @@ public final class HapticDevice: Sendable {
         if let error { throw error }
     }
 
+    /// Plays `sequence`, effects stored in the device (``DeviceDescription/hasNativeEffects``: a
+    /// DRV2605L's ROM library, `strong-click-100,wait:100ms,sharp-click-60`), and returns when it
+    /// has played. Wakes the device for the time it plays, as a playback does.
+    public func playNative(_ sequence: String) throws(DeviceError) {
+        try beginActivity()
+        defer { endActivity() }
+        try serialised { () throws(DeviceError) in try actuator.playNative(sequence) }
+    }
+
+    /// Runs the device's own calibration (``DeviceDescription/selfCalibrates``: a driver IC's
+    /// auto-calibration) and returns its results by name, to store in the device's profile
+    /// (``CalibrationProfile/deviceCalibration``). The device is left idle.
+    public func selfCalibrate() throws(DeviceError) -> [String: Double] {
+        try serialised { () throws(DeviceError) in try actuator.selfCalibrate() }
+    }
+
+    /// Gives the device stored results of ``selfCalibrate()``; ``HapticSystem/openDevice(_:)`` does
+    /// it with the device's profile.
+    public func restoreCalibration(_ values: [String: Double]) throws(DeviceError) {
+        try serialised { () throws(DeviceError) in try actuator.restoreCalibration(values) }
+    }
+
+    /// Runs `body` with the device's calls serialised, failing on a closed device.
+    private func serialised<T>(_ body: () throws(DeviceError) -> T) throws(DeviceError) -> T {
+        let result: Result<T, DeviceError> = state.withLock { state in
+            guard !state.closed else { return .failure(.closed(deviceID: description.id)) }
+            do throws(DeviceError) {
+                return .success(try body())
+            } catch {
+                return .failure(record(error, in: &state))
+            }
+        }
+        return try result.get()
+    }
+
     /// Ends a playback: output stops; after the last playback the device idles or stays prepared.
     public func endActivity() {
         state.withLock { state -> Void in

@@ -1,6 +1,6 @@
 import HapticsSupport
 
-/// The calibration-profile file format, version 4 (versions 1 to 3 are still read): one JSON object per device.
+/// The calibration-profile file format, version 5 (versions 1 to 4 are still read): one JSON object per device.
 ///
 /// ```json
 /// {
@@ -27,16 +27,20 @@ import HapticsSupport
 /// ```
 ///
 /// Keys (units in the name; unknown keys are errors, so a typo never passes silently):
-/// - `format_version` (required): whole number; this build reads `1` to `4`. A newer version
+/// - `format_version` (required): whole number; this build reads `1` to `5`. A newer version
 ///   (any larger whole number, however large) is refused with a message saying so, never half-read.
-///   Version 2 adds the keys marked (2) and negative dead zones; versions 3 and 4 add those marked
-///   (3) and (4). A profile is written with the oldest version that holds it, so older builds keep
+///   Version 2 adds the keys marked (2) and negative dead zones; versions 3, 4 and 5 add those marked
+///   (3), (4) and (5). A profile is written with the oldest version that holds it, so older builds keep
 ///   reading it.
 /// - (3) `drive`: `"amplitude"` (default) or `"level"`. Drives (`dead_zone`, `start_drive`,
 ///   `stop_drive`, `limits`) are the amplitudes a frame asks for, which a backend with a drive
 ///   envelope lifts over its board's offset; or, `"level"`, levels of the hardware's full scale from
 ///   0, as measured from zero on a device that takes frames of levels (`HAPTICS_FRAME_LEVELS`).
 ///   Such a profile replaces the board's offset for its device.
+/// - (5) `device_calibration`: what the device's own calibration measured, by name (1…16 names of
+///   lowercase letters, digits and `_`; each a number within ±1e9): a DRV2605L's
+///   `{"a_cal_comp": 13, "a_cal_bemf": 122, "bemf_gain": 2, "lra_period": 57}`. Given back to the
+///   device at each open. Source `"device"` when nothing else was measured.
 /// - `device_id`: the stable id the profile was made for (`recording:lra`, `hid:054c:0ce6:…`,
 ///   `gpio:BOARD:ACTUATOR`), or a shorter `:`-prefix of ids (`hid:054c:0ce6`) for a model-wide
 ///   default. `device_name`: the name when measured (informational).
@@ -125,7 +129,11 @@ public enum ProfileFormat {
         public static let time = 0.0...10.0
     }
 
-    static let topKeys = ["format_version", "device_id", "device_name", "source", "drive", "channels", "sharpness", "transient", "limits"]
+    static let topKeys = [
+        "format_version", "device_id", "device_name", "source", "drive", "channels", "sharpness", "transient", "limits", "device_calibration",
+    ]
+    /// How many values `device_calibration` may hold.
+    public static let deviceCalibrationCount = 1...16
     static let channelKeys = [
         "name", "dead_zone", "response_exponent", "full_scale_output", "resonant_frequency_hz", "q_factor", "frequency_response", "usable_band_hz",
     ]
@@ -171,6 +179,12 @@ public enum ProfileFormat {
                 "format version \(JSONValue.format(version)) is newer than this build reads (\(Self.version)); update swift-haptics")
         }
         if version < 3, let cursor = object.optional("drive") { throw cursor.error("drive needs \"format_version\": 3 (this file says \(Int(version)))") }
+        if version < 5, let cursor = object.optional("device_calibration") {
+            throw cursor.error("device_calibration needs \"format_version\": 5 (this file says \(Int(version)))")
+        }
+        if version < 5, object.optional("source")?.value == .string(CalibrationProfile.Source.device.rawValue) {
+            throw try object.required("source").error("source \"device\" needs \"format_version\": 5 (this file says \(Int(version)))")
+        }
         try object.rejectUnknownKeys(allowed: topKeys)
         let deviceID = try object.optional("device_id")?.string()
         if let deviceID, deviceID.isEmpty { throw try object.required("device_id").error("expected a non-empty device id") }
@@ -187,9 +201,25 @@ public enum ProfileFormat {
         let sharpness = try sharpnessMapping(object.required("sharpness"), channels: channels)
         let transient = try transientShape(object.required("transient").object(), version: Int(version))
         let limits = try object.optional("limits").map { cursor throws(JSONPathError) in try driveLimits(cursor.object()) } ?? CalibrationProfile.DriveLimits()
+        let deviceCalibration = try object.optional("device_calibration").map { cursor throws(JSONPathError) in try self.deviceCalibration(cursor) } ?? [:]
         return CalibrationProfile(
             deviceID: deviceID, deviceName: deviceName, source: CalibrationProfile.Source(rawValue: sourceName)!, channels: channels,
-            sharpness: sharpness, transient: transient, limits: limits, drive: CalibrationProfile.DriveScale(rawValue: drive)!)
+            sharpness: sharpness, transient: transient, limits: limits, drive: CalibrationProfile.DriveScale(rawValue: drive)!,
+            deviceCalibration: deviceCalibration)
+    }
+
+    static func deviceCalibration(_ cursor: JSONCursor) throws(JSONPathError) -> [String: Double] {
+        let object = try cursor.object()
+        guard deviceCalibrationCount.contains(object.keys.count) else {
+            throw cursor.error("expected \(deviceCalibrationCount.lowerBound)...\(deviceCalibrationCount.upperBound) values, found \(object.keys.count)")
+        }
+        var values: [String: Double] = [:]
+        for (key, value) in object.members {
+            let valid = (1...32).contains(key.count) && key.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+            guard valid else { throw value.error("\"\(key)\" is not a calibration name (lowercase letters, digits and _, 1...32 characters)") }
+            values[key] = try value.number(in: -1e9...1e9)
+        }
+        return values
     }
 
     static func channel(_ object: JSONObjectCursor, version: Int) throws(JSONPathError) -> ChannelCalibration {
@@ -366,6 +396,9 @@ public enum ProfileFormat {
         top.append(("limits", .object([
             "rated_level": .number(profile.limits.ratedLevel), "overdrive_level": .number(profile.limits.overdriveLevel),
         ])))
+        if !profile.deviceCalibration.isEmpty {
+            top.append(("device_calibration", .object(JSONObject(profile.deviceCalibration.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number($0.value)) }))))
+        }
         return .object(JSONObject(top))
     }
 
@@ -399,6 +432,7 @@ public enum ProfileFormat {
     /// The oldest format version that holds `profile`: 1 unless it uses what version 2, 3 or 4
     /// added, so older builds keep reading the profiles they can.
     public static func version(for profile: CalibrationProfile) -> Int {
+        if !profile.deviceCalibration.isEmpty || profile.source == .device { return 5 }
         if profile.channels.contains(where: { !$0.frequencyResponseByOutput.isEmpty }) { return 4 }
         let needsVersion2 = profile.channels.contains { channel in
             channel.deadZone < 0 || channel.saturationOutput != nil || channel.startDrive != nil || channel.stopDrive != nil

@@ -114,6 +114,11 @@ public struct DeviceDescription: Sendable, Hashable, Codable, Identifiable {
     public var sampleStream: SampleStreamFormat?
     /// The device has adaptive triggers (a DualSense's L2 and R2) that ``AdaptiveTriggers`` sets (ABI 1.6).
     public var hasAdaptiveTriggers = false
+    /// The device plays effects stored in it by name (a DRV2605L's ROM library): ``HapticDevice/playNative(_:)`` (ABI 1.7).
+    public var hasNativeEffects = false
+    /// The device calibrates itself (a driver IC's auto-calibration): ``HapticDevice/selfCalibrate()``,
+    /// and the results a profile stores are given back at each open (ABI 1.7).
+    public var selfCalibrates = false
 
     /// A device description.
     public init(

@@ -11,6 +11,12 @@ public enum DeviceOperation: String, Sendable, Hashable {
     case waitSamples = "wait_samples"
     /// `set_triggers`: adaptive-trigger effects (ABI 1.6).
     case setTriggers = "set_triggers"
+    /// `play_native`: effects stored in the device (ABI 1.7).
+    case playNative = "play_native"
+    /// `self_calibrate`: the device's own calibration (ABI 1.7).
+    case selfCalibrate = "self_calibrate"
+    /// `restore_calibration`: stored results of the device's own calibration (ABI 1.7).
+    case restoreCalibration = "restore_calibration"
 }
 
 /// Why a device could not be found, opened or driven. Each case names the device and the fix.
@@ -27,6 +33,10 @@ public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
     case noAdaptiveTriggers(deviceID: String)
     /// A trigger effect the device cannot play: the parameter, its value and its range.
     case invalidTriggerEffect(deviceID: String, AdaptiveTriggerError)
+    /// The device has no effects of its own (or its backend predates them, ABI 1.7).
+    case noNativeEffects(deviceID: String)
+    /// The device does not calibrate itself (or its backend predates it, ABI 1.7).
+    case noSelfCalibration(deviceID: String)
 
     /// The device is gone (unplugged): the backend returned `-ENODEV`.
     public var isDeviceLost: Bool {
@@ -51,6 +61,10 @@ public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(deviceID): the device has no adaptive triggers (a DualSense or DualSense Edge has; see `haptic-cal list`)"
         case .invalidTriggerEffect(let deviceID, let error):
             return "\(deviceID): \(error)"
+        case .noNativeEffects(let deviceID):
+            return "\(deviceID): the device has no effects of its own (a DRV2605 or DRV2605L driver IC has its ROM library; see `haptic-cal info`)"
+        case .noSelfCalibration(let deviceID):
+            return "\(deviceID): the device does not calibrate itself (a DRV260x driver IC does); calibrate it with --source"
         }
     }
 }

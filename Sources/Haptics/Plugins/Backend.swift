@@ -46,7 +46,9 @@ public final class Backend: @unchecked Sendable {
                 do {
                     var description = try DeviceDescription(entry, backend: name)
                     if let info = info(forDevice: description.id) {
-                        description.apply(info, takesSamples: writeSamplesFunction != nil, setsTriggers: setTriggersFunction != nil)
+                        description.apply(
+                            info, takesSamples: writeSamplesFunction != nil, setsTriggers: setTriggersFunction != nil,
+                            playsNative: playNativeFunction != nil, selfCalibrates: selfCalibrateFunction != nil && restoreCalibrationFunction != nil)
                     }
                     return description
                 } catch {
@@ -89,6 +91,30 @@ public final class Backend: @unchecked Sendable {
             Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
         else { return nil }
         return table.set_triggers
+    }
+
+    /// The plugin's `play_native`, when its table has one (ABI 1.7).
+    var playNativeFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.play_native),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.play_native
+    }
+
+    /// The plugin's `self_calibrate`, when its table has one (ABI 1.7).
+    var selfCalibrateFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>, Int) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.self_calibrate),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.self_calibrate
+    }
+
+    /// The plugin's `restore_calibration`, when its table has one (ABI 1.7).
+    var restoreCalibrationFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.restore_calibration),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.restore_calibration
     }
 
     /// What the plugin says about `id` beyond its listing, or nil (a 1.0 plugin, or `describe` failed).
@@ -193,7 +219,9 @@ extension DeviceDescription {
     /// Takes what `describe` said: the physical device, the preference, why it is unavailable, the
     /// envelope, the period step, the sample stream (`takesSamples`: the table has `write_samples`),
     /// the adaptive triggers (`setsTriggers`: the table has `set_triggers`).
-    mutating func apply(_ info: haptics_device_info_v1, takesSamples: Bool, setsTriggers: Bool = false) {
+    mutating func apply(
+        _ info: haptics_device_info_v1, takesSamples: Bool, setsTriggers: Bool = false, playsNative: Bool = false, selfCalibrates: Bool = false
+    ) {
         let physical = cString(info.physical_id)
         physicalID = physical.isEmpty ? nil : physical
         preference = Int(info.preference)
@@ -214,6 +242,8 @@ extension DeviceDescription {
             }
         }
         hasAdaptiveTriggers = setsTriggers && info.flags & HAPTICS_DEVICE_ADAPTIVE_TRIGGERS.rawValue != 0
+        hasNativeEffects = playsNative && info.flags & HAPTICS_DEVICE_NATIVE_EFFECTS.rawValue != 0
+        self.selfCalibrates = selfCalibrates && info.flags & HAPTICS_DEVICE_SELF_CALIBRATION.rawValue != 0
         // A period step outside 1 µs … 1 s is no whole-period device the engine could drive: not stated.
         periodStep = (1_000...1_000_000_000).contains(info.period_step_ns) ? Double(info.period_step_ns) / 1e9 : nil
         if info.flags & HAPTICS_DEVICE_HAS_ENVELOPE.rawValue != 0 {

@@ -172,6 +172,38 @@ public final class PluginActuator: Actuator {
         }
     }
 
+    /// Calls the plugin's `play_native` (ABI 1.7).
+    public func playNative(_ sequence: String) throws(DeviceError) {
+        guard description.hasNativeEffects, let play = backend.playNativeFunction else { throw .noNativeEffects(deviceID: description.id) }
+        try perform(.playNative) { device in play(device, sequence) }
+    }
+
+    /// Calls the plugin's `self_calibrate` (ABI 1.7) and reads its `key=value` lines.
+    public func selfCalibrate() throws(DeviceError) -> [String: Double] {
+        guard description.selfCalibrates, let calibrate = backend.selfCalibrateFunction else { throw .noSelfCalibration(deviceID: description.id) }
+        var buffer = [CChar](repeating: 0, count: 4_096)
+        try perform(.selfCalibrate) { device in buffer.withUnsafeMutableBufferPointer { calibrate(device, $0.baseAddress!, $0.count) } }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = Double(parts[1]), value.isFinite else {
+                throw .backendFailure(
+                    deviceID: description.id, backend: backend.name, operation: .selfCalibrate, errno: EPROTO,
+                    message: "the plugin wrote \"\(line)\", not key=number")
+            }
+            values[String(parts[0])] = value
+        }
+        return values
+    }
+
+    /// Calls the plugin's `restore_calibration` (ABI 1.7) with the values as `key=value` lines.
+    public func restoreCalibration(_ values: [String: Double]) throws(DeviceError) {
+        guard description.selfCalibrates, let restore = backend.restoreCalibrationFunction else { throw .noSelfCalibration(deviceID: description.id) }
+        let text = values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
+        try perform(.restoreCalibration) { device in restore(device, text) }
+    }
+
     /// Calls the plugin's `close` once; later calls fail with ``DeviceError/closed(deviceID:)``.
     public func close() {
         stream?.end()

@@ -7,7 +7,7 @@
 /// physical output. A device that cannot reach the asked output saturates at its rated level.
 public struct CalibrationProfile: Sendable, Hashable {
     /// The current version of the profile format (versions 1 to 3 are still read).
-    public static let formatVersion = 4
+    public static let formatVersion = 5
     /// The output intensity 1 asks for, in reference units (g of peak acceleration when measured with an accelerometer).
     public static let referenceOutput = 1.0
 
@@ -23,6 +23,9 @@ public struct CalibrationProfile: Sendable, Hashable {
         case interactive
         /// Measured with an accelerometer through Linux IIO.
         case accelerometer
+        /// The device's own calibration (a driver IC's auto-calibration, ``CalibrationProfile/deviceCalibration``);
+        /// the rest is the uncalibrated default.
+        case device
     }
 
     /// What a profile's drives are (its channels' dead zone, start and stop drives, its limits).
@@ -130,13 +133,18 @@ public struct CalibrationProfile: Sendable, Hashable {
     public var limits: DriveLimits
     /// What the drives are: amplitudes (lifted by the backend over its offset) or levels from 0.
     public var drive: DriveScale
+    /// What the device's own calibration measured (a DRV2605L's `a_cal_comp`, `a_cal_bemf`,
+    /// `bemf_gain`, `lra_period`: register values), given back to the device at each open so it
+    /// needs no new calibration; empty when the device does not calibrate itself.
+    public var deviceCalibration: [String: Double]
 
     /// A profile.
     public init(
         deviceID: String?, deviceName: String?, source: Source, channels: [ChannelCalibration], sharpness: SharpnessMapping,
-        transient: TransientShape, limits: DriveLimits = DriveLimits(), drive: DriveScale = .amplitude
+        transient: TransientShape, limits: DriveLimits = DriveLimits(), drive: DriveScale = .amplitude, deviceCalibration: [String: Double] = [:]
     ) {
         self.drive = drive
+        self.deviceCalibration = deviceCalibration
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.source = source

@@ -37,14 +37,19 @@ public final class HapticSystem: Sendable {
         /// Whether to play through hapticsd; `settings` may name its bus (`daemon.bus`: session,
         /// system or an address) and this app's id (`daemon.app-id`).
         public var daemon: DaemonUse
+        /// Where the profiles of devices that calibrate themselves (``DeviceDescription/selfCalibrates``)
+        /// are found: their ``CalibrationProfile/deviceCalibration`` is given back at each open. Nil
+        /// uses none (the device runs uncalibrated until calibrated).
+        public var profileStore: ProfileStore?
 
         /// A configuration; by default the standard search path, the system clock, default timings,
-        /// and hapticsd when it runs.
+        /// hapticsd when it runs, and the standard profile store.
         public init(
             searchPath: PluginSearchPath = .standard(), settings: [String: String] = [:],
             clock: any HapticClock = SystemClock.shared, powerPolicy: PowerPolicy = PowerPolicy(),
-            logger: Logger = Logger(label: "haptics"), daemon: DaemonUse = .automatic
+            logger: Logger = Logger(label: "haptics"), daemon: DaemonUse = .automatic, profileStore: ProfileStore? = .standard
         ) {
+            self.profileStore = profileStore
             self.searchPath = searchPath
             self.settings = settings
             self.clock = clock
@@ -224,10 +229,30 @@ public final class HapticSystem: Sendable {
         let device = HapticDevice(
             actuator: actuator, clock: configuration.clock, policy: configuration.powerPolicy,
             logger: configuration.logger)
+        if daemon == nil, description.selfCalibrates { restoreCalibration(device) }
         return open.withLock { table in
             if let raced = table[description.id]?.device, !raced.isLost { return raced }
             table[description.id] = WeakDevice(device: device)
             return device
+        }
+    }
+
+    /// Gives a device that calibrates itself the results its profile stores. A device without them
+    /// runs uncalibrated (said once, with the fix); stored results the device refuses are logged,
+    /// and the device stays open.
+    private func restoreCalibration(_ device: HapticDevice) {
+        let id = device.description.id
+        guard let store = configuration.profileStore else { return }
+        let (entry, problems) = store.lookup(for: device.description)
+        for problem in problems { configuration.logger.warning("\(problem)") }
+        guard let entry, !entry.profile.deviceCalibration.isEmpty else {
+            configuration.logger.notice("\(id): no stored calibration of its own; run `haptic-cal calibrate \(id)` once")
+            return
+        }
+        do throws(DeviceError) {
+            try device.restoreCalibration(entry.profile.deviceCalibration)
+        } catch {
+            configuration.logger.error("\(id): the calibration stored in \(entry.path) was refused: \(error); run `haptic-cal calibrate \(id)` again")
         }
     }
 

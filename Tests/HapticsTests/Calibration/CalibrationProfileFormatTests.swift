@@ -87,6 +87,23 @@ struct CalibrationProfileFormatTests {
         #expect(try ProfileFormat.decode(Array(trimmed.utf8)) == profile, "\(trimmed)")
     }
 
+    @Test("version 5: a device's own calibration round-trips, sorted by name; only it (or source device) needs version 5")
+    func versionFive() throws {
+        var profile = Self.calibratedLRA
+        profile.deviceCalibration = ["lra_period": 57, "a_cal_comp": 13, "bemf_gain": 3, "a_cal_bemf": 122]
+        let text = profile.encodedJSON()
+        #expect(text.hasPrefix("{\n  \"format_version\": 5,"), "\(text)")
+        let names = ["a_cal_bemf", "a_cal_comp", "bemf_gain", "lra_period"].map { text.range(of: "\"\($0)\"")!.lowerBound }
+        #expect(names == names.sorted(), "written in name order: \(text)")
+        #expect(try ProfileFormat.decode(Array(text.utf8)) == profile, "\(text)")
+        var uncalibrated = CalibrationProfile.uncalibrated(for: Self.lra)
+        uncalibrated.source = .device
+        #expect(ProfileFormat.version(for: uncalibrated) == 5)
+        #expect(try ProfileFormat.decode(Array(uncalibrated.encodedJSON().utf8)) == uncalibrated)
+        profile.deviceCalibration = [:]
+        #expect(ProfileFormat.version(for: profile) < 5 && !profile.encodedJSON().contains("device_calibration"))
+    }
+
     /// Two maps of a softening LRA's band: at 0.2 g the resonance sits higher than where the main map
     /// (and the output curve) was measured, at 1.3 g lower.
     static let mapsByOutput: [ChannelCalibration.OutputFrequencyMap] = [
@@ -150,9 +167,15 @@ struct CalibrationProfileFormatTests {
 
     /// A valid document with one change, and the key path and words the error must contain.
     static let invalid: [(change: @Sendable (inout [String: Any]) -> Void, path: String, words: [String])] = [
-        ({ $0["format_version"] = 5 }, "$.format_version", ["newer than this build reads (4)"]),
-        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (4)"]),
-        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (4)"]),
+        ({ $0["format_version"] = 6 }, "$.format_version", ["newer than this build reads (5)"]),
+        ({ $0["format_version"] = 4; $0["device_calibration"] = ["a_cal_comp": 13] }, "$.device_calibration", ["needs \"format_version\": 5 (this file says 4)"]),
+        ({ $0["format_version"] = 4; $0["source"] = "device" }, "$.source", ["source \"device\" needs \"format_version\": 5 (this file says 4)"]),
+        ({ $0["format_version"] = 5; $0["device_calibration"] = [:] as [String: Any] }, "$.device_calibration", ["expected 1...16 values, found 0"]),
+        ({ $0["format_version"] = 5; $0["device_calibration"] = ["A-CAL": 13] }, "$.device_calibration.A-CAL", ["\"A-CAL\" is not a calibration name"]),
+        ({ $0["format_version"] = 5; $0["device_calibration"] = ["a_cal_comp": 2e9] }, "$.device_calibration.a_cal_comp", ["outside the allowed range"]),
+        ({ $0["format_version"] = 5; $0["device_calibration"] = ["a_cal_comp": "13"] }, "$.device_calibration.a_cal_comp", ["a number"]),
+        ({ $0["format_version"] = 1e300 }, "$.format_version", ["format version 1e+300 is newer than this build reads (5)"]),
+        ({ $0["format_version"] = 9_223_372_036_854_775_808.0 }, "$.format_version", ["newer than this build reads (5)"]),
         ({ $0["format_version"] = 1.5 }, "$.format_version", ["whole number"]),
         ({ $0.removeValue(forKey: "format_version") }, "$.format_version", ["required key is missing"]),
         ({ $0["source"] = "guessed" }, "$.source", ["\"guessed\" is not one of", "simulated"]),

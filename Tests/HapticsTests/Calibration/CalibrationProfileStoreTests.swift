@@ -99,8 +99,8 @@ struct CalibrationProfileStoreTests {
         let (entry, problems) = store.lookup(for: CalibrationProfileFormatTests.lra)
         #expect(entry == nil)
         #expect(problems.map(\.description) == [
-            "\(user)/recording_lra.json: $.format_version: format version 1e+300 is newer than this build reads (4); update swift-haptics",
-            "\(shipped)/recording_lra.json: $.format_version: format version 9.223372036854776e+18 is newer than this build reads (4); update swift-haptics",
+            "\(user)/recording_lra.json: $.format_version: format version 1e+300 is newer than this build reads (5); update swift-haptics",
+            "\(shipped)/recording_lra.json: $.format_version: format version 9.223372036854776e+18 is newer than this build reads (5); update swift-haptics",
         ])
 
         let clock = ManualClock()

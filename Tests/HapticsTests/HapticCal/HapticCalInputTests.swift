@@ -83,7 +83,7 @@ struct HapticCalInputTests {
             ),
             (
                 ["profile", "import", Self.fixtures + "fuzz/profile/format-version-1e300.json"],
-                "format-version-1e300.json: $.format_version: format version 1e+300 is newer than this build reads (4)"
+                "format-version-1e300.json: $.format_version: format version 1e+300 is newer than this build reads (5)"
             ),
         ]
         for (arguments, message) in cases {

@@ -52,21 +52,22 @@ struct DRV260xTests {
         #expect(throws: DRV260xVoltageError.self) { try tiny.ratedVoltageCode() }
     }
 
-    @Test("the set-up, byte for byte: standby first, voltages, feedback, controls, library, RTP zero")
+    @Test("the set-up, byte for byte: out of standby with GO cleared, voltages, feedback, controls, library, RTP zero, standby")
     func setup() throws {
         let plan = try DRV260xPlan(drive: Self.lra)
         typealias W = DRV260x.Write
         #expect(
             plan.setup(calibration: nil) == [
-                W(.mode, 0x40), W(.ratedVoltage, 0x53), W(.overdriveClamp, 0x72), W(.feedbackControl, 0xB6), W(.control1, 0x98),
-                W(.control2, 0x75), W(.control3, 0x88), W(.control4, 0x20), W(.librarySelect, 0x06), W(.rtpInput, 0x00),
+                W(.mode, 0x00), W(.go, 0x00), W(.ratedVoltage, 0x53), W(.overdriveClamp, 0x72), W(.feedbackControl, 0xB6), W(.control1, 0x98),
+                W(.control2, 0x75), W(.control3, 0x88), W(.control4, 0x20), W(.librarySelect, 0x06), W(.rtpInput, 0x00), W(.mode, 0x40),
             ])
+        #expect(plan.setup(calibration: nil, backEMFGain: 1).contains(W(.feedbackControl, 0xB5)), "the chip's own gain kept")
         let calibration = DRV260xCalibration(compensation: 0x0D, backEMF: 0x7A, backEMFGain: 3, lraPeriod: 57)
         #expect(
-            plan.setup(calibration: calibration) == [
-                W(.mode, 0x40), W(.ratedVoltage, 0x53), W(.overdriveClamp, 0x72), W(.feedbackControl, 0xB7), W(.calibrationCompensation, 0x0D),
-                W(.calibrationBackEMF, 0x7A), W(.control1, 0x98), W(.control2, 0x75), W(.control3, 0x88), W(.control4, 0x20),
-                W(.librarySelect, 0x06), W(.rtpInput, 0x00),
+            plan.setup(calibration: calibration, backEMFGain: 1) == [
+                W(.mode, 0x00), W(.go, 0x00), W(.ratedVoltage, 0x53), W(.overdriveClamp, 0x72), W(.feedbackControl, 0xB7),
+                W(.calibrationCompensation, 0x0D), W(.calibrationBackEMF, 0x7A), W(.control1, 0x98), W(.control2, 0x75), W(.control3, 0x88),
+                W(.control4, 0x20), W(.librarySelect, 0x06), W(.rtpInput, 0x00), W(.mode, 0x40),
             ])
         #expect(plan.wake == [W(.mode, 0x05)])
         #expect(plan.sleep == [W(.rtpInput, 0x00), W(.mode, 0x40)])
@@ -79,7 +80,14 @@ struct DRV260xTests {
         let erm = try DRV260xPlan(drive: DRV260xDrive(chip: .drv2605l, actuator: .erm, ratedVoltage: 3, overdriveVoltage: 3.5, loop: .open, library: .b))
         #expect(erm.control2 == 0xF5 && erm.control3 == 0xA8 && erm.feedbackControl() == 0x36)
         #expect(erm.sleep == [W(.rtpInput, 0x80), W(.mode, 0x40)])
-        #expect(erm.setup(calibration: nil).last == W(.rtpInput, 0x80))
+        #expect(Array(erm.setup(calibration: nil).suffix(2)) == [W(.rtpInput, 0x80), W(.mode, 0x40)])
+        #expect(erm.openLoopPeriodCode == nil && plan.openLoopPeriodCode == nil)
+        // An LRA in open loop: OL_LRA_PERIOD from the resonance, 1 / (175 Hz × 98.46 µs) = 58.
+        var openLRA = Self.lra
+        openLRA.loop = .open
+        let openPlan = try DRV260xPlan(drive: openLRA)
+        #expect(openPlan.openLoopPeriodCode == 58 && openPlan.setup(calibration: nil).contains(W(.openLoopPeriod, 58)))
+        #expect(openPlan.control3 == 0x89)
     }
 
     @Test("RTP codes: closed loop 0…255 from zero; open loop mid-scale zero to 0xFF; out-of-range and NaN clamped")
@@ -246,6 +254,13 @@ struct I2CBoardFileTests {
         }
         let open = Self.base.replacingOccurrences(of: #""overdrive_voltage": 2.5}"#, with: #""overdrive_voltage": 2.5, "loop": "open"}"#)
         #expect(throws: BoardFileError.self) { try Self.parse(open) }
+        let openOn2605 = open.replacingOccurrences(of: #""chip": "drv2605l""#, with: #""chip": "drv2605""#)
+        do {
+            _ = try Self.parse(openOn2605)
+            Issue.record("an open-loop LRA on a drv2605 was accepted")
+        } catch {
+            #expect(error.description.contains("$.actuators[0].drive.loop: a drv2605 cannot drive an LRA in open loop (it has no OL_LRA_PERIOD)"), "\(error)")
+        }
         let twice = Self.base.replacingOccurrences(
             of: #"{"name": "erm", "topology": "erm-transistor", "pwm": {"chip": "pwmchip0", "channel": 0, "frequency_hz": 20000},"#,
             with: #"{"name": "two", "topology": "i2c", "actuator": "erm", "i2c": {"bus": 1, "chip": "drv2605l"}, "drive": {"rated_voltage": 3, "overdrive_voltage": 3},"#

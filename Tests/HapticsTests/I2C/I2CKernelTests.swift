@@ -30,7 +30,8 @@ extension GuestExclusiveKernelTests {
             HapticSystem(
                 configuration: .init(
                     searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                    settings: ["i2c.boards": boards, "gpio.boards": boards, "recording.devices": "none"], clock: ManualClock(), daemon: .never))
+                    settings: ["i2c.boards": boards, "gpio.boards": boards, "recording.devices": "none"], clock: ManualClock(), daemon: .never,
+                    profileStore: nil))
         }
 
         @Test("listing shows the stub chip as i2c:BOARD:ACTUATOR, reads its id and writes nothing; haptic-cal list shows it")
@@ -72,6 +73,7 @@ extension GuestExclusiveKernelTests {
                 limits: actuator == .lra ? Self.lraLimits : Self.ermLimits, in: directory)
             let device = try Self.system(boards: board).openDevice("i2c:stub-\(actuator.rawValue):\(actuator.rawValue)")
             let plan = try Self.plan(actuator)
+            // (The reset BEMF_GAIN, 2, is kept: no calibration is stored.)
             #expect(chip.backendWrites() == plan.setup(calibration: nil))
             #expect(chip.read(0x01) == 0x40, "standby after open")
             device.close()
@@ -122,6 +124,96 @@ extension GuestExclusiveKernelTests {
             try device.actuator.stop()
         }
 
+        /// Runs haptic-cal with the stub's board, in-process, its profiles under `directory`.
+        static func halCal(_ arguments: [String], board: String, directory: String) throws -> (ChildProcess.Ending, String) {
+            let child = try ChildProcess(
+                [TestSupport.buildDirectory + "/haptic-cal"] + arguments,
+                environment: [
+                    "HAPTICS_I2C_BOARDS": board, "HAPTICS_GPIO_BOARDS": board, "HAPTICS_PLUGIN_PATH": TestSupport.buildDirectory, "HAPTICS_DAEMON": "never",
+                    "XDG_CONFIG_HOME": directory, "HAPTICS_RECORDING_DEVICES": "none",
+                ],
+                outputPath: directory + "/haptic-cal-\(arguments.first ?? "").txt")
+            return (try child.wait(timeout: 60), child.output)
+        }
+
+        @Test("haptic-cal play drv2605:… plays a ROM sequence: the library, WAVESEQ slots, GO; back to real-time playback at zero; a bad step writes nothing")
+        func romSequence() throws {
+            let chip = try I2CStubChip()
+            defer { chip.finish() }
+            let directory = TestSupport.makeTemporaryDirectory("i2c-rom")
+            let board = try chip.writeBoard(name: "stub-rom", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
+            let (ending, output) = try Self.halCal(["play", "i2c:stub-rom:lra", "drv2605:strong-click-100,wait:100ms,sharp-click-60"], board: board, directory: directory)
+            #expect(ending == .exited(0), "\(output)")
+            #expect(output.contains("played drv2605:strong-click-100,wait:100ms,sharp-click-60 on i2c:stub-rom:lra"), "\(output)")
+            let writes = chip.backendWrites()
+            let plan = try Self.plan(.lra)
+            let rom = plan.romSequence(try ROMSequence(parsing: "strong-click-100,wait:100ms,sharp-click-60"))
+            #expect(rom.map(\.register) == [0x01, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0C])
+            let start = try #require((0...(writes.count - rom.count)).first { Array(writes[$0..<($0 + rom.count)]) == rom }, "no ROM sequence in \(writes)")
+            #expect(writes[start - 1] == .init(.mode, 0x05), "woken to real-time playback first: \(writes)")
+            #expect(Array(writes[(start + rom.count)...].prefix(2)) == [.init(.mode, 0x05), .init(.rtpInput, 0x00)], "\(writes)")
+            #expect(Array(writes.suffix(2)) == plan.sleep, "left in standby: \(writes)")
+            #expect(chip.read(0x01) == 0x40)
+
+            let (badEnding, badOutput) = try Self.halCal(["play", "i2c:stub-rom:lra", "drv2605:strong-click-100,bogus-click"], board: board, directory: directory)
+            #expect(badEnding != .exited(0))
+            #expect(badOutput.contains("\"bogus-click\" is not a ROM effect"), "\(badOutput)")
+            let afterBad = chip.backendWrites()
+            #expect(!afterBad.contains { (0x04...0x0B).contains($0.register) } && !afterBad.contains(.init(.go, 1)), "a bad sequence writes no slot and no GO: \(afterBad)")
+        }
+
+        @Test("haptic-cal calibrate runs auto-calibration, stores its results in the profile; the next open writes them back")
+        func calibration() throws {
+            let chip = try I2CStubChip()
+            defer { chip.finish() }
+            chip.answerCalibration(.init(compensation: 0x0D, backEMF: 0x7A, gain: 3, lraPeriod: 0x39))
+            let directory = TestSupport.makeTemporaryDirectory("i2c-cal")
+            let board = try chip.writeBoard(name: "stub-cal", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
+            let (ending, output) = try Self.halCal(["calibrate", "i2c:stub-cal:lra"], board: board, directory: directory)
+            #expect(ending == .exited(0), "\(output)")
+            for line in ["a_cal_comp         13", "a_cal_bemf         122", "bemf_gain          3", "lra_period         57", "resonance          178.2 Hz"] {
+                #expect(output.contains(line), "\(line) in \(output)")
+            }
+            let plan = try Self.plan(.lra)
+            let writes = chip.backendWrites()
+            let start = try #require((0...(writes.count - plan.calibration.count)).first { Array(writes[$0..<($0 + plan.calibration.count)]) == plan.calibration }, "\(writes)")
+            let stored = DRV260xCalibration(compensation: 0x0D, backEMF: 0x7A, backEMFGain: 3, lraPeriod: 0x39)
+            #expect(Array(writes[(start + plan.calibration.count)...].prefix(plan.setup(calibration: stored).count)) == plan.setup(calibration: stored), "\(writes)")
+
+            let profiles = directory + "/haptics/profiles"
+            let store = ProfileStore(userDirectory: profiles, shippedDirectories: [])
+            let entry = try #require(store.lookup(for: try Self.system(boards: board).resolve("i2c:stub-cal:lra")).entry, "no profile in \(profiles)")
+            #expect(entry.profile.deviceCalibration == ["a_cal_comp": 13, "a_cal_bemf": 122, "bemf_gain": 3, "lra_period": 57])
+            #expect(entry.profile.source == .device)
+
+            // A new start: the set-up, then the stored results, with no calibration.
+            let system = HapticSystem(
+                configuration: .init(
+                    searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
+                    settings: ["i2c.boards": board, "gpio.boards": board, "recording.devices": "none"], clock: ManualClock(), daemon: .never,
+                    profileStore: store))
+            let device = try system.openDevice("i2c:stub-cal:lra")
+            defer { device.close() }
+            let reopened = chip.backendWrites()
+            #expect(Array(reopened.suffix(plan.setup(calibration: stored).count)) == plan.setup(calibration: stored), "\(reopened)")
+            #expect(!reopened.contains(.init(.go, 1)), "no new calibration")
+            #expect(chip.read(0x18) == 0x0D && chip.read(0x19) == 0x7A && chip.read(0x1A) & 0x03 == 3)
+        }
+
+        @Test("a failed auto-calibration (DIAG_RESULT) is an error naming it; nothing is stored; the chip is back in standby")
+        func failedCalibration() throws {
+            let chip = try I2CStubChip()
+            defer { chip.finish() }
+            chip.answerCalibration(.init(fails: true))
+            let directory = TestSupport.makeTemporaryDirectory("i2c-calfail")
+            let board = try chip.writeBoard(name: "stub-calfail", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
+            let (ending, output) = try Self.halCal(["calibrate", "i2c:stub-calfail:lra"], board: board, directory: directory)
+            #expect(ending != .exited(0))
+            #expect(output.contains("auto-calibration failed (STATUS DIAG_RESULT set): the actuator is missing, open or shorted"), "\(output)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/haptics/profiles"), "nothing stored")
+            #expect(chip.read(0x01) == 0x40)
+        }
+
         @Test("SIGKILL while driving: the stop guard's supervisor writes RTP zero and standby")
         func sigkill() throws {
             let chip = try I2CStubChip()
@@ -144,7 +236,7 @@ extension GuestExclusiveKernelTests {
             print("i2c: RTP zero and standby \(String(format: "%.1f", delay)) ms after SIGKILL")
             #expect(delay < 250, "stopped \(delay) ms after the death")
             let writes = chip.backendWrites()
-            #expect(Array(writes.suffix(2)) == [.init(.rtpInput, 0x00), .init(.mode, 0x40)], "\(writes.suffix(4))")
+            #expect(Array(writes.suffix(3)) == [.init(.go, 0x00), .init(.rtpInput, 0x00), .init(.mode, 0x40)], "\(writes.suffix(4))")
         }
     }
 }

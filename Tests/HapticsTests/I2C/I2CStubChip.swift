@@ -16,8 +16,10 @@ import VMRig
 /// - **The chip's behaviour** is this class's thread: it seeds STATUS (device id 7), and every
 ///   millisecond reads MODE, GO and RTP_INPUT. When GO is set in auto-calibration mode it answers
 ///   after ``calibrationDelay`` with the result registers (and DIAG_RESULT as the test asks), then
-///   clears GO; in internal-trigger mode (a ROM sequence) it clears GO after ``sequenceDelay``. Its
-///   own writes are kept, so ``backendWrites()`` leaves them out of the kernel's list.
+///   clears GO; in internal-trigger mode (a ROM sequence) it clears GO after ``sequenceDelay``. It
+///   brackets its own writes with writes to register 0xFE (1 before, 0 after), which no DRV260x
+///   has, so ``backendWrites()`` leaves them out of the kernel's list (the backend only reads
+///   while the chip answers: it polls GO).
 final class I2CStubChip: @unchecked Sendable {
     // The thread's state is behind `shared`; the descriptors are the thread's and the kmsg reader's, closed in deinit.
     /// The bus's node, `/dev/i2c-N`.
@@ -52,7 +54,6 @@ final class I2CStubChip: @unchecked Sendable {
         var stopping = false
         var calibration = CalibrationAnswer()
         var goSeen: UInt64?
-        var ownWrites: [DRV260x.Write] = []
         var samples: [Sample] = []
         var sampling = false
         var faults: UInt8 = 0
@@ -74,8 +75,12 @@ final class I2CStubChip: @unchecked Sendable {
         try #require(fd >= 0, "cannot open \(busPath): errno \(-fd)")
         try #require(i2c_shim_set_address(fd, 0x5A) == 0)
         chipFD = fd
-        for register in 0...0x22 { _ = i2c_shim_write_byte(fd, UInt8(register), 0) }
-        _ = i2c_shim_write_byte(fd, 0x00, 0xE0)
+        // The DRV2605L's reset values (SLOS854 register map), STATUS with device id 7.
+        let resets: [UInt8: UInt8] = [
+            0x00: 0xE0, 0x01: 0x40, 0x03: 0x01, 0x04: 0x01, 0x11: 0x05, 0x12: 0x19, 0x13: 0xFF, 0x14: 0x19, 0x15: 0xFF, 0x16: 0x3E, 0x17: 0x8C,
+            0x18: 0x0C, 0x19: 0x6C, 0x1A: 0x36, 0x1B: 0x93, 0x1C: 0xF5, 0x1D: 0xA0, 0x1E: 0x20, 0x1F: 0x80, 0x20: 0x33,
+        ]
+        for register in 0...0x22 { _ = i2c_shim_write_byte(fd, UInt8(register), resets[UInt8(register)] ?? 0) }
         kmsgFD = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         try #require(kmsgFD >= 0, "cannot open /dev/kmsg")
         lseek(kmsgFD, 0, SEEK_END)
@@ -102,7 +107,17 @@ final class I2CStubChip: @unchecked Sendable {
     /// Latches fault flags into STATUS (bit 1 over-temperature, bit 0 over-current).
     func latchFaults(_ bits: UInt8) {
         shared.withLock { $0.faults = bits }
-        write(0x00, 0xE0 | bits)
+        own { write(0x00, 0xE0 | bits) }
+    }
+
+    /// The register that brackets the chip's own writes in the log.
+    static let marker: UInt8 = 0xFE
+
+    /// Runs `body`'s writes bracketed by the marker.
+    private func own(_ body: () -> Void) {
+        _ = i2c_shim_write_byte(chipFD, Self.marker, 1)
+        body()
+        _ = i2c_shim_write_byte(chipFD, Self.marker, 0)
     }
 
     /// Starts keeping MODE and RTP_INPUT with their time, every millisecond.
@@ -117,7 +132,6 @@ final class I2CStubChip: @unchecked Sendable {
     }
 
     private func write(_ register: UInt8, _ value: UInt8) {
-        shared.withLock { $0.ownWrites.append(DRV260x.Write(address: register, value)) }
         _ = i2c_shim_write_byte(chipFD, register, value)
     }
 
@@ -137,14 +151,16 @@ final class I2CStubChip: @unchecked Sendable {
             if let goSeen {
                 let elapsed = Double(now - goSeen) / 1e9
                 if mode & 0x07 == 7, mode & 0x40 == 0, elapsed >= Self.calibrationDelay {
-                    write(0x18, answer.compensation)
-                    write(0x19, answer.backEMF)
-                    write(0x1A, (read(0x1A) & 0xFC) | answer.gain)
-                    write(0x22, answer.lraPeriod)
-                    write(0x00, 0xE0 | (answer.fails ? 0x08 : 0))
-                    write(0x0C, 0)
+                    own {
+                        write(0x18, answer.compensation)
+                        write(0x19, answer.backEMF)
+                        write(0x1A, (read(0x1A) & 0xFC) | answer.gain)
+                        write(0x22, answer.lraPeriod)
+                        write(0x00, 0xE0 | (answer.fails ? 0x08 : 0))
+                        write(0x0C, 0)
+                    }
                 } else if mode & 0x07 == 0, elapsed >= Self.sequenceDelay {
-                    write(0x0C, 0)
+                    own { write(0x0C, 0) }
                 }
             }
             usleep(1_000)
@@ -173,19 +189,16 @@ final class I2CStubChip: @unchecked Sendable {
         return result
     }
 
-    /// The writes since the last call that were not this chip's own (in order), and forgets both.
+    /// The writes since the last call that were not this chip's own (between its markers), in order.
     func backendWrites() -> [DRV260x.Write] {
         // Give the kernel log a moment: a write returns before its record is readable.
         usleep(20_000)
-        var own = shared.withLock { state -> [DRV260x.Write] in
-            defer { state.ownWrites = [] }
-            return state.ownWrites
-        }
         var result: [DRV260x.Write] = []
+        var inOwn = false
         for (_, write) in loggedWrites() {
-            if let index = own.firstIndex(of: write) {
-                own.remove(at: index)
-            } else {
+            if write.register == Self.marker {
+                inOwn = write.value == 1
+            } else if !inOwn {
                 result.append(write)
             }
         }
