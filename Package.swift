@@ -91,11 +91,13 @@ let package = Package(
         .target(name: "DRV260x", path: "Plugins/I2C/Chip"),
         .target(name: "CI2CShim", path: "Plugins/I2C/Shim"),
         .target(
-            name: "HapticsI2CBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "DRV260x", "CI2CShim", "CHapticsSystem", "HapticsStopGuard"],
+            name: "HapticsI2CBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "DRV260x", "CI2CShim", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/I2C/Backend"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
+        // GPIO output lines through the shim: the gpio backend's enables and directions, the i2c backend's EN.
+        .target(name: "GPIOLineKit", dependencies: ["CGpiodShim", "GPIOBoards", "HapticsPluginKit", "HapticsSupport"], path: "Plugins/GPIO/Lines"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
+            name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
             path: "Plugins/GPIO/Backend"),
         // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
         // ioctl shim, and the libudev backend.

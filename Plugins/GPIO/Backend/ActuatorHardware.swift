@@ -1,4 +1,5 @@
 import CGpiodShim
+import GPIOLineKit
 import GPIOBoards
 import HapticsPluginKit
 import HapticsStopGuard
@@ -7,19 +8,6 @@ import HapticsSupport
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Where the backend finds hardware: the sysfs root for PWM and the directory of GPIO chips.
-struct HardwarePaths: Sendable, Hashable {
-    /// The sysfs root (`gpio.sysfs-root`, default `/sys`).
-    var sysfsRoot: String
-    /// Where chip names are looked up (`gpio.chip-path`, default `/dev`).
-    var chipDirectory: String
-
-    /// The path of a board file's chip (`gpiochip0` → `/dev/gpiochip0`; absolute paths stay).
-    func chipPath(_ chip: String) -> String {
-        chip.hasPrefix("/") ? chip : (chipDirectory.hasSuffix("/") ? chipDirectory : chipDirectory + "/") + chip
-    }
-}
 
 /// The hardware of one open actuator: its PWM channel(s), its GPIO lines and its stop-guard
 /// registration. The one owner of all three; ``release()`` stops the actuator and frees them, once.
@@ -74,7 +62,7 @@ final class ActuatorHardware {
                 }
             }
             if let gpio = config.gpio {
-                lines = try Self.requestLines(gpio, consumer: "haptics:\(config.name)", paths: paths, place: place)
+                lines = try GPIOLines.request(gpio, consumer: "haptics:\(config.name)", paths: paths, place: place)
             }
             do {
                 try pwm.stop()
@@ -207,70 +195,6 @@ final class ActuatorHardware {
             throw BackendFailure(code: -result, "\(id): cannot register the actuator's stop program: \(String(cString: strerror(-result)))")
         }
         guardSlot = slot
-    }
-
-    /// Requests the lines of `gpio` inactive, resolving names and checking offsets first.
-    private static func requestLines(_ gpio: GPIOConfig, consumer: String, paths: HardwarePaths, place: String) throws(BackendFailure) -> GPIOLines {
-        let chipPath = paths.chipPath(gpio.chip)
-        let chip: (lines: Int, label: String)
-        do {
-            chip = try GPIOLines.chipInfo(chipPath)
-        } catch {
-            throw BackendFailure(code: error.errno, "\(place): \(gpio.chipKey): GPIO chip \(chipPath): \(error.text)" + chipHint(error.errno, paths: paths))
-        }
-        var resolved: [(role: LineRole, offset: UInt32, activeLow: Bool)] = []
-        for (role, line) in gpio.lines {
-            let offset: UInt32
-            switch line.reference {
-            case .offset(let number):
-                guard number < chip.lines else {
-                    throw BackendFailure(
-                        code: EINVAL,
-                        "\(place): \(line.key): line \(number) does not exist on \(chipPath) (\"\(chip.label)\", \(chip.lines) lines: 0...\(chip.lines - 1))")
-                }
-                offset = UInt32(number)
-            case .name(let name):
-                do {
-                    offset = try GPIOLines.offset(named: name, chip: chipPath)
-                } catch {
-                    throw BackendFailure(
-                        code: error.errno == ENOENT ? EINVAL : error.errno,
-                        "\(place): \(line.key): \(chipPath) (\"\(chip.label)\") has no line named \"\(name)\"" + (error.errno == ENOENT ? " (see `gpioinfo`)" : ": \(error.text)"))
-                }
-            }
-            resolved.append((role, offset, line.activeLow))
-        }
-        do {
-            return try GPIOLines(chipPath: chipPath, consumer: String(decoding: consumer.utf8.prefix(Int(GPIOD_SHIM_NAME_SIZE) - 1), as: UTF8.self), lines: resolved)
-        } catch {
-            if error.errno == EBUSY {
-                for (index, entry) in resolved.enumerated() {
-                    if let user = GPIOLines.consumer(of: entry.offset, chip: chipPath) {
-                        let key = gpio.lines[index].line.key
-                        throw BackendFailure(
-                            code: EBUSY,
-                            "\(place): \(key): line \(entry.offset) of \(chipPath) is already in use by \"\(user.isEmpty ? "an unnamed consumer" : user)\"; free it or choose another line")
-                    }
-                }
-            }
-            throw BackendFailure(code: error.errno, "\(place): \(gpio.chipKey): cannot request lines of \(chipPath): \(error.text)" + chipHint(error.errno, paths: paths))
-        }
-    }
-
-    private static func chipHint(_ code: Int32, paths: HardwarePaths) -> String {
-        switch code {
-        case EACCES, EPERM:
-            return " (permission denied: add the user to the gpio group or install the udev rule in Hardware/gpio/README.md)"
-        case ENOENT:
-            let present = chips(in: paths.chipDirectory)
-            return present.isEmpty ? " (no GPIO chip in \(paths.chipDirectory))" : " (chips present: \(present.joined(separator: ", ")); see `gpiodetect`)"
-        default:
-            return ""
-        }
-    }
-
-    private static func chips(in directory: String) -> [String] {
-        directoryEntries(atPath: directory).filter { $0.hasPrefix("gpiochip") }
     }
 
     /// A backend failure from a sysfs PWM error, naming the board file and key.

@@ -1,4 +1,5 @@
 import CGpiodShim
+import GPIOLineKit
 import CHapticsSystem
 import CHapticsABI
 import GPIOBoards

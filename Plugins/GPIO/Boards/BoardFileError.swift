@@ -20,7 +20,7 @@ public enum BoardFileKeys {
         "actuators": "an array of 1...16 actuator objects",
         "topology": "one of: " + topologies.joined(separator: ", "),
         "actuator": "\"lra\" or \"erm\"",
-        "gpio": "an object with \"chip\" and the lines the topology uses (\"enable\", \"direction\")",
+        "gpio": "an object with \"chip\" and the lines the topology uses (\"enable\", \"direction\"; for topology i2c the chip's EN: \"enable\" only)",
         "gpio.chip": "a GPIO chip name such as \"gpiochip0\" (see `gpiodetect`) or a path such as \"/dev/gpiochip0\"",
         "enable": "a line offset (17), a line name (\"GPIO17\", see `gpioinfo`), or {\"line\": 17, \"active_low\": true}",
         "direction": "a line offset (27), a line name (\"GPIO27\", see `gpioinfo`), or {\"line\": 27, \"active_low\": true}",

@@ -58,7 +58,7 @@ private struct BoardParser {
         for entry in entries {
             let (name, key): (String, String)
             if try isI2C(entry) {
-                let actuator = try i2cActuator(entry)
+                let actuator = try i2cActuator(entry, gpioChip: gpioChip)
                 if let twin = i2cActuators.first(where: { $0.busPath == actuator.busPath && $0.address == actuator.address }) {
                     throw fail(
                         "\(entry.path).i2c.bus", "\(actuator.busPath) address \(hex(actuator.address)) is already \(twin.key)'s chip",
@@ -76,7 +76,7 @@ private struct BoardParser {
             }
             names[name] = key
         }
-        try checkSharedHardware(actuators)
+        try checkSharedHardware(actuators, enables: i2cActuators.compactMap(\.enable))
         return BoardFile(path: file, name: name, description: description, actuators: actuators, i2cActuators: i2cActuators)
     }
 
@@ -347,18 +347,20 @@ private struct BoardParser {
             deadZone: deadZone)
     }
 
-    /// No two actuators of a board may share a GPIO line or a PWM channel.
-    func checkSharedHardware(_ actuators: [ActuatorConfig]) throws(BoardFileError) {
+    /// No two actuators of a board may share a GPIO line (the I²C chips' EN lines included) or a PWM channel.
+    func checkSharedHardware(_ actuators: [ActuatorConfig], enables: [GPIOConfig]) throws(BoardFileError) {
         var lines: [String: String] = [:]
         var channels: [String: String] = [:]
-        for actuator in actuators {
-            for (_, line) in actuator.gpio?.lines ?? [] {
-                let id = "\(actuator.gpio!.chip) \(line.reference)"
+        for gpio in actuators.compactMap(\.gpio) + enables {
+            for (_, line) in gpio.lines {
+                let id = "\(gpio.chip) \(line.reference)"
                 if let other = lines[id] {
-                    throw fail(line.key, "\(line) of \(actuator.gpio!.chip) is already used at \(other)", expected: "a line no other actuator uses")
+                    throw fail(line.key, "\(line) of \(gpio.chip) is already used at \(other)", expected: "a line no other actuator uses")
                 }
                 lines[id] = line.key
             }
+        }
+        for actuator in actuators {
             var used = [(actuator.pwm.channel, actuator.pwm.channelKey)]
             if let direction = actuator.pwm.directionChannel { used.append((direction, "\(actuator.key).pwm.direction_channel")) }
             for (channel, key) in used {
@@ -383,19 +385,14 @@ extension BoardParser {
         return topology == BoardFileKeys.i2cTopology
     }
 
-    func i2cActuator(_ entry: JSONCursor) throws(BoardFileError) -> I2CActuatorConfig {
+    func i2cActuator(_ entry: JSONCursor, gpioChip: String?) throws(BoardFileError) -> I2CActuatorConfig {
         let object = try read { () throws(JSONPathError) in try entry.object() }
         let base = entry.path
-        if object.optional("gpio") != nil {
-            throw fail(
-                "\(base).gpio", "an enable (EN) line on a GPIO is not driven by the i2c backend yet",
-                expected: "EN tied high (as on Adafruit's breakout), and no \"gpio\" section")
-        }
         for key in ["pwm", "driver", "amplitude_steps"] where object.optional(key) != nil {
             throw fail("\(base).\(key)", "topology i2c has no \"\(key)\": the chip on the bus is the driver", expected: "\"i2c\" and \"drive\"")
         }
         try read { () throws(JSONPathError) in
-            try object.rejectUnknownKeys(allowed: ["name", "description", "topology", "actuator", "i2c", "drive", "limits", "update_interval_ms"])
+            try object.rejectUnknownKeys(allowed: ["name", "description", "topology", "actuator", "i2c", "gpio", "drive", "limits", "update_interval_ms"])
         }
         let name = try self.name(object, key: "name")
         let description = try read { () throws(JSONPathError) in try object.optional("description")?.string() }
@@ -443,6 +440,23 @@ extension BoardParser {
                     addressCursor.path, "\(hex(UInt8(address))) is not where a \(chipName) answers: its address is fixed at 0x5a",
                     expected: "\"0x5a\", or leave it out; for several chips put each on its own bus behind a TCA9548A multiplexer")
             }
+        }
+
+        // The chip's EN on a GPIO line, if wired (else EN is tied high).
+        var enable: GPIOConfig?
+        if let gpioCursor = object.optional("gpio") {
+            let key = "\(base).gpio"
+            let gpio = try read { () throws(JSONPathError) in try gpioCursor.object() }
+            try read { () throws(JSONPathError) in try gpio.rejectUnknownKeys(allowed: ["chip", "enable"]) }
+            guard let line = try line(gpio.optional("enable")) else {
+                throw fail("\(key).enable", "required key is missing: the line wired to the chip's EN", expected: "{\"chip\": \"gpiochip0\", \"enable\": 17}, or no \"gpio\" when EN is tied high")
+            }
+            let chipKey = gpio.optional("chip") != nil ? "\(key).chip" : "$.gpio_chip"
+            guard let chip = try read({ () throws(JSONPathError) in try gpio.optional("chip")?.string() }) ?? gpioChip else {
+                throw fail("\(key).chip", "required key is missing (and the board sets no \"gpio_chip\")")
+            }
+            try checkGPIOChip(chip, key: chipKey)
+            enable = GPIOConfig(chip: chip, enable: line, direction: nil, chipKey: chipKey)
         }
 
         // The drive.
@@ -534,7 +548,7 @@ extension BoardParser {
             interval = milliseconds(value)
         }
         return I2CActuatorConfig(
-            name: name, description: description, busPath: busPath, drive: driveConfig, limits: actuatorLimits, updateIntervalNanoseconds: interval,
-            key: base)
+            name: name, description: description, busPath: busPath, drive: driveConfig, limits: actuatorLimits, enable: enable,
+            updateIntervalNanoseconds: interval, key: base)
     }
 }

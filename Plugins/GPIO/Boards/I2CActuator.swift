@@ -23,6 +23,9 @@ public struct I2CActuatorConfig: Sendable, Hashable {
     /// The limits the backend holds the drive to: the rated level, the longest continuous drive
     /// and its rest (levels are fractions of RTP full scale).
     public var limits: ActuatorLimits
+    /// The GPIO line wired to the chip's EN (``GPIOConfig/enable``), nil when EN is tied high.
+    /// With it, idle is EN low (the chip's shutdown) as well as standby.
+    public var enable: GPIOConfig?
     /// Shortest interval between two RTP updates, in nanoseconds.
     public var updateIntervalNanoseconds: UInt64
     /// The JSON path of this actuator in its file (`$.actuators[0]`), for errors.
@@ -31,8 +34,9 @@ public struct I2CActuatorConfig: Sendable, Hashable {
     /// An I²C actuator.
     public init(
         name: String, description: String? = nil, busPath: String, address: UInt8 = DRV260x.address, drive: DRV260xDrive, limits: ActuatorLimits,
-        updateIntervalNanoseconds: UInt64 = 2_000_000, key: String
+        enable: GPIOConfig? = nil, updateIntervalNanoseconds: UInt64 = 2_000_000, key: String
     ) {
+        self.enable = enable
         self.name = name
         self.description = description
         self.busPath = busPath

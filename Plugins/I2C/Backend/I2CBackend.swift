@@ -1,7 +1,9 @@
 import CHapticsABI
 import CHapticsSystem
 import DRV260x
+import CGpiodShim
 import GPIOBoards
+import GPIOLineKit
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
@@ -19,7 +21,8 @@ import Glibc
 /// Settings (through the host, or the environment as `HAPTICS_I2C_…`):
 /// - `i2c.boards`: extra board files and directories, colon-separated (searched after
 ///   `/etc/haptics/boards.d` and `$XDG_CONFIG_HOME/haptics/boards.d`);
-/// - `i2c.sysfs-root`: where sysfs is (default `/sys`), to see whether a kernel driver owns a chip.
+/// - `i2c.sysfs-root`: where sysfs is (default `/sys`), to see whether a kernel driver owns a chip;
+/// - `i2c.chip-path`: the directory GPIO chip names (of EN lines) are looked up in (default `/dev`).
 ///
 /// Listing reads each chip's STATUS (its device id) and writes nothing. A chip a kernel driver owns
 /// (`drv260x-haptics` bound) is listed unavailable and left to the evdev backend. Opening writes
@@ -38,6 +41,7 @@ final class I2CBackend: BackendDriver {
     let services: HostServices
     let search: BoardSearch
     let sysfsRoot: String
+    let paths: HardwarePaths
     let watchdog: Watchdog
     private let open = Mutex([String: WeakDevice]())
 
@@ -54,6 +58,7 @@ final class I2CBackend: BackendDriver {
         search = BoardSearch.standard(
             setting: services.configuration(BoardSearch.i2cSettingKey), key: BoardSearch.i2cSettingKey, environment: environment)
         sysfsRoot = services.configuration("i2c.sysfs-root") ?? "/sys"
+        paths = HardwarePaths(sysfsRoot: sysfsRoot, chipDirectory: services.configuration("i2c.chip-path") ?? "/dev")
         do throws(ThreadStartError) {
             watchdog = try Watchdog(name: "haptics-i2c-wd") { haptics_stop_guard_prepare_thread() }
         } catch {
@@ -78,10 +83,14 @@ final class I2CBackend: BackendDriver {
     }
 
     /// Why the chip cannot be used, or nil: a kernel driver owns it, the bus is missing, nothing
-    /// answers, or another chip answers. Reads STATUS only.
+    /// answers, or another chip answers. Reads STATUS only; a chip whose EN is on a GPIO line is
+    /// not probed (that would take the line): only its bus is checked.
     func unavailableReason(_ config: I2CActuatorConfig) -> String? {
         if let driver = kernelDriver(config) {
             return "the kernel's \(driver) driver owns this chip: play it through its evdev device (the evdev backend), or unbind the driver to use the i2c backend"
+        }
+        if config.enable != nil {
+            return access(config.busPath, F_OK) == 0 ? nil : "no \(config.busPath): enable I2C (raspi-config, or dtparam=i2c_arm=on) and load i2c-dev"
         }
         do throws(BackendFailure) {
             let link = try I2CChipLink(path: config.busPath, address: config.address)
@@ -130,16 +139,41 @@ final class I2CBackend: BackendDriver {
         } catch {
             throw BackendFailure(code: EINVAL, "\(deviceID): \(error)")
         }
-        let link = try I2CChipLink(path: config.busPath, address: config.address)
-        let status = DRV260x.Status(try link.read(.status))
-        if let mismatch = Self.mismatch(status, config: config) { throw BackendFailure(code: ENODEV, "\(deviceID): \(mismatch)") }
-        // The chip's own back-EMF gain stays until a calibration is restored or measured.
-        let gain = try link.read(.feedbackControl) & 0x03
-        try link.write(plan.setup(calibration: nil, backEMFGain: gain))
-        let slot = try registerStop(deviceID: deviceID, config: config, plan: plan)
+        // EN first (requested low, then raised): the chip answers only while it is high.
+        let enable = try config.enable.map { gpio throws(BackendFailure) in
+            try GPIOLines.request(gpio, consumer: "haptics:\(deviceID)", paths: paths, place: entry.board.path)
+        }
+        var slot: Int32 = -1
+        let link: I2CChipLink
+        let gain: UInt8
+        do throws(BackendFailure) {
+            if let enable {
+                do throws(LineRequestFailure) { try enable.set([.enable: true]) } catch {
+                    throw BackendFailure(code: error.errno, "\(deviceID): cannot raise EN on \(enable.chipPath): \(error.text)")
+                }
+                usleep(I2CDevice.enableSettleMicroseconds)
+            }
+            link = try I2CChipLink(path: config.busPath, address: config.address)
+            let status = DRV260x.Status(try link.read(.status))
+            if let mismatch = Self.mismatch(status, config: config) { throw BackendFailure(code: ENODEV, "\(deviceID): \(mismatch)") }
+            // The chip's own back-EMF gain stays until a calibration is restored or measured.
+            gain = try link.read(.feedbackControl) & 0x03
+            try link.write(plan.setup(calibration: nil, backEMFGain: gain))
+            slot = try registerStop(deviceID: deviceID, config: config, plan: plan, enable: enable)
+            if let enable {
+                do throws(LineRequestFailure) { try enable.set([.enable: false]) } catch {
+                    throw BackendFailure(code: error.errno, "\(deviceID): cannot lower EN on \(enable.chipPath): \(error.text)")
+                }
+            }
+        } catch {
+            haptics_stop_guard_unregister(slot)
+            enable?.release()  // EN low: the chip shuts down
+            throw error
+        }
         logStopGuardWarning()
         let device = I2CDevice(
-            id: deviceID, config: config, plan: plan, link: link, guardSlot: slot, services: services, watchdog: watchdog
+            id: deviceID, config: config, plan: plan, link: link, enable: enable, ownGain: gain, guardSlot: slot, services: services,
+            watchdog: watchdog
         ) { [weak self] in
             _ = self?.open.withLock { $0.removeValue(forKey: deviceID) }
         }
@@ -148,13 +182,24 @@ final class I2CBackend: BackendDriver {
         return device
     }
 
-    /// Registers GO cleared, RTP zero and standby with the stop guard, on a descriptor of its own.
-    func registerStop(deviceID: String, config: I2CActuatorConfig, plan: DRV260xPlan) throws(BackendFailure) -> Int32 {
+    /// Registers GO cleared, RTP zero and standby with the stop guard, on a descriptor of its own,
+    /// then EN low when it is wired.
+    func registerStop(deviceID: String, config: I2CActuatorConfig, plan: DRV260xPlan, enable: GPIOLines?) throws(BackendFailure) -> Int32 {
         let slot = haptics_stop_guard_begin(deviceID)
         guard slot >= 0 else { throw BackendFailure(code: -slot, "\(deviceID): the stop guard has no room: \(String(cString: strerror(-slot)))") }
         let registers = plan.halt.map(\.register)
         let values = plan.halt.map(\.value)
         var result = haptics_stop_guard_add_i2c(slot, config.busPath, UInt32(config.address), registers.count, registers, values)
+        if result == 0, let enable, let request = enable.request {
+            let flags = enable.activeLow.map { Int32($0 ? 1 : 0) }
+            result = enable.offsets.withUnsafeBufferPointer { offsets in
+                flags.withUnsafeBufferPointer { activeLow in
+                    haptics_stop_guard_add_lines(
+                        slot, enable.chipPath, offsets.count, offsets.baseAddress!, activeLow.baseAddress!, gpiod_shim_set_values_untyped,
+                        UnsafeMutableRawPointer(request))
+                }
+            }
+        }
         if result == 0 { result = haptics_stop_guard_arm(slot, 0) }
         guard result == 0 else {
             haptics_stop_guard_unregister(slot)

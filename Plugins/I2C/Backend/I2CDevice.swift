@@ -1,6 +1,7 @@
 import CHapticsABI
 import DRV260x
 import GPIOBoards
+import GPIOLineKit
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
@@ -12,7 +13,9 @@ import Glibc
 
 /// One open DRV260x: the power model on the chip's own states, the safety rules on top.
 ///
-/// - idle (after open, ``sleep()``): RTP_INPUT at zero, STANDBY;
+/// - idle (after open, ``sleep()``): RTP_INPUT at zero, STANDBY, and with an EN line, EN low (the
+///   chip's shutdown; waking raises it, waits ``enableSettleMicroseconds`` and writes the set-up
+///   again, since the chip may have lost its registers);
 /// - awake (``wake()``, ``stop()``): real-time playback at zero;
 /// - driving (``submit(_:)``): RTP_INPUT, through the ``DriveLimiter`` (rated level, a bounded kick in
 ///   open loop, the continuous-drive cut); a value is written only when it changes.
@@ -28,8 +31,17 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
     private let onClose: @Sendable () -> Void
     private let state: Mutex<State>
 
+    /// How long the chip needs after EN rises before it answers, in microseconds (250 µs in the
+    /// DRV2604L's initialization procedure, with room for a slow GPIO write).
+    static let enableSettleMicroseconds: UInt32 = 1_000
+
     private struct State {
         var link: I2CChipLink?
+        /// The EN line, if wired; `powered` says whether it is high.
+        var enable: GPIOLines?
+        var powered: Bool
+        /// The chip's own BEMF_GAIN, read at open, written while no calibration is known.
+        var ownGain: UInt8
         var guardSlot: Int32
         var limiter: DriveLimiter
         var awake = false
@@ -42,10 +54,11 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         var calibration: DRV260xCalibration?
     }
 
-    /// Takes over `link` (the chip set up and in standby) and its stop-guard slot.
+    /// Takes over `link` (the chip set up and in standby, EN low when `enable` is given), its EN
+    /// line and its stop-guard slot.
     init(
-        id: String, config: I2CActuatorConfig, plan: DRV260xPlan, link: sending I2CChipLink, guardSlot: Int32, services: HostServices, watchdog: Watchdog,
-        onClose: @escaping @Sendable () -> Void
+        id: String, config: I2CActuatorConfig, plan: DRV260xPlan, link: sending I2CChipLink, enable: sending GPIOLines?, ownGain: UInt8, guardSlot: Int32,
+        services: HostServices, watchdog: Watchdog, onClose: @escaping @Sendable () -> Void
     ) {
         self.id = id
         self.config = config
@@ -53,7 +66,10 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         self.services = services
         self.watchdog = watchdog
         self.onClose = onClose
-        state = Mutex(State(link: link, guardSlot: guardSlot, limiter: DriveLimiter(limits: config.limits), written: plan.zeroCode))
+        state = Mutex(
+            State(
+                link: link, enable: enable, powered: enable == nil, ownGain: ownGain, guardSlot: guardSlot, limiter: DriveLimiter(limits: config.limits),
+                written: plan.zeroCode))
     }
 
     func wake() throws(BackendFailure) {
@@ -61,11 +77,13 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
     }
 
     func sleep() throws(BackendFailure) {
+        // STATUS is read before EN may go low, and its faults reported once the chip sleeps.
+        let status = try readStatus()
         try update { state in
             state.awake = false
             state.requested = 0
         }
-        try checkFaults()
+        try report(status)
     }
 
     func submit(_ frame: FrameView) throws(BackendFailure) {
@@ -79,7 +97,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
 
     func stop() throws(BackendFailure) {
         try update { state in state.requested = 0 }
-        try checkFaults()
+        try report(try readStatus())
     }
 
     func close() {
@@ -87,14 +105,44 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         state.withLock { state in
             guard let link = state.link else { return }
             do throws(BackendFailure) {
-                try link.write(plan.sleep)
+                if state.powered { try link.write(plan.sleep) }
             } catch {
                 services.log(HAPTICS_LOG_ERROR, "\(id): stopping at close failed: \(error.message)")
             }
+            // The guard first: it must never stop a chip a new owner has taken.
             haptics_stop_guard_unregister(state.guardSlot)
+            powerDown(&state)
+            state.enable?.release()
+            state.enable = nil
             state.link = nil
         }
         onClose()
+    }
+
+    /// Raises EN (if wired and low), waits for the chip and writes the set-up: EN low may have
+    /// lost the registers. Leaves the chip in standby.
+    private func powerUp(_ state: inout State, _ link: I2CChipLink) throws(BackendFailure) {
+        guard !state.powered, let enable = state.enable else { return }
+        do throws(LineRequestFailure) {
+            try enable.set([.enable: true])
+        } catch {
+            throw BackendFailure(code: error.errno, "\(id): cannot raise EN (\(config.enable?.enable?.description ?? "") of \(enable.chipPath)): \(error.text)")
+        }
+        state.powered = true
+        usleep(Self.enableSettleMicroseconds)
+        try link.write(plan.setup(calibration: state.calibration, backEMFGain: state.ownGain))
+        state.written = plan.zeroCode
+    }
+
+    /// Lowers EN, if wired: the chip shuts down.
+    private func powerDown(_ state: inout State) {
+        guard state.powered, let enable = state.enable else { return }
+        do throws(LineRequestFailure) {
+            try enable.set([.enable: false])
+            state.powered = false
+        } catch {
+            services.log(HAPTICS_LOG_ERROR, "\(id): cannot lower EN of \(enable.chipPath): \(error.text); the chip stays in standby")
+        }
     }
 
     func playNative(_ text: String) throws(BackendFailure) {
@@ -108,6 +156,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             throw BackendFailure(code: EINVAL, "\(id): \(error)")
         }
         try exclusive { state, link throws(BackendFailure) in
+            try powerUp(&state, link)
             try guarded(state, link, plan.romSequence(sequence))
             let finished = try waitForGo(link, timeout: DRV260xPlan.sequenceTimeoutNanoseconds(sequence))
             // Back to real-time playback at zero (RTP_INPUT was never changed): awake and stopped.
@@ -121,6 +170,9 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
 
     func selfCalibrate() throws(BackendFailure) -> [String: Double] {
         try exclusive { state, link throws(BackendFailure) -> [String: Double] in
+            try powerUp(&state, link)
+            // Idle again afterwards (EN low too), whatever happens.
+            defer { powerDown(&state) }
             let before = state.calibration
             state.awake = false
             state.requested = 0
@@ -153,6 +205,8 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         }
         try exclusive { state, link throws(BackendFailure) in
             state.calibration = calibration
+            // A chip with EN low gets them with the set-up at its next wake.
+            guard state.powered else { return }
             try guarded(state, link, plan.setup(calibration: calibration) + (state.awake ? plan.wake : []))
             state.written = plan.zeroCode
             state.requested = 0
@@ -198,26 +252,18 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         } catch {}
     }
 
-    /// Reads STATUS (which clears its latched flags) and fails naming each fault the chip reports:
-    /// over-temperature and over-current stop the chip's drive by themselves.
-    private func checkFaults() throws(BackendFailure) {
-        let status = try withLink { link throws(BackendFailure) in DRV260x.Status(try link.read(.status)) }
-        guard !status.faults.isEmpty else { return }
+    /// Reads STATUS (which clears its latched flags), or nil while EN holds the chip shut down.
+    private func readStatus() throws(BackendFailure) -> DRV260x.Status? {
+        try exclusive { state, link throws(BackendFailure) in state.powered ? DRV260x.Status(try link.read(.status)) : nil }
+    }
+
+    /// Fails naming each fault `status` reports: over-temperature and over-current stop the chip's
+    /// drive by themselves.
+    private func report(_ status: DRV260x.Status?) throws(BackendFailure) {
+        guard let status, !status.faults.isEmpty else { return }
         let message = "\(id): the chip reports \(status.faults.joined(separator: "; "))"
         services.log(HAPTICS_LOG_ERROR, message)
         throw BackendFailure(code: EIO, message)
-    }
-
-    private func withLink<T>(_ body: (I2CChipLink) throws(BackendFailure) -> T) throws(BackendFailure) -> T {
-        let result: Result<T, BackendFailure> = state.withLock { state in
-            guard let link = state.link else { return .failure(BackendFailure(code: ENODEV, "the device is closed")) }
-            do throws(BackendFailure) {
-                return .success(try body(link))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
     }
 
     /// Changes the request with `change`, recomputes the output now and writes what changed: the
@@ -230,23 +276,25 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             change(&state)
             let decision = state.limiter.limit(state.awake ? state.requested : 0, at: now)
             let code = state.awake ? plan.rtpCode(level: decision.level) : plan.zeroCode
-            var writes: [DRV260x.Write] = []
-            if state.awake, !wasAwake { writes += plan.wake }
-            if code != state.written { writes.append(DRV260x.Write(.rtpInput, code)) }
-            if !state.awake, wasAwake { writes = plan.sleep }
             let cutNow = decision.isCut && !state.cut
             state.cut = decision.isCut
-            guard !writes.isEmpty else { return .success((decision.recheckAt, cutNow)) }
+            let waking = state.awake && !wasAwake, sleeping = !state.awake && wasAwake
+            guard waking || sleeping || code != state.written else { return .success((decision.recheckAt, cutNow)) }
             guard haptics_stop_guard_enter(state.guardSlot) == 0 else {
                 return .failure(BackendFailure(code: ESHUTDOWN, "the process is stopping its actuators"))
             }
             defer { haptics_stop_guard_leave(state.guardSlot) }
             do throws(BackendFailure) {
+                if waking { try powerUp(&state, link) }
+                var writes: [DRV260x.Write] = waking ? plan.wake : []
+                if code != state.written { writes.append(DRV260x.Write(.rtpInput, code)) }
+                if sleeping { writes = plan.sleep }
                 try link.write(writes)
+                state.written = code
+                if sleeping { powerDown(&state) }
             } catch {
                 return .failure(error)
             }
-            state.written = code
             return .success((decision.recheckAt, cutNow))
         }
         let (recheck, cutNow) = try result.get()

@@ -129,8 +129,12 @@ static struct haptics_stop_slot *slot_at(int index)
 static int run_owned(const struct haptics_stop_slot *slot, const struct local_slot *local)
 {
     int ok = 1;
-    if (slot->i2c_count > 0 && local->i2c_fd >= 0 && haptics_stop_write_i2c(local->i2c_fd, slot) != 0)
-        ok = 0;
+    if (slot->i2c_count > 0 && local->i2c_fd >= 0) {
+        int result = haptics_stop_write_i2c(local->i2c_fd, slot);
+        /* No acknowledge with an EN line in the program: the chip is shut down, and stays so. */
+        if (result != 0 && !((result == -ENXIO || result == -EREMOTEIO) && slot->line_count > 0))
+            ok = 0;
+    }
     int inactive[HAPTICS_STOP_MAX_LINES] = {0};
     int lines = slot->line_count > 0 && local->setter && local->request;
     if (lines && slot->lines_first && local->setter(local->request, inactive) != 0)

@@ -222,7 +222,9 @@ struct I2CBoardFileTests {
         (#""overdrive_voltage": 2.5"#, #""overdrive_voltage": 1.5"#, "$.actuators[0].drive.overdrive_voltage: 1.5 V is below rated_voltage 2 V"),
         (#""overdrive_voltage": 2.5}"#, #""overdrive_voltage": 2.5, "library": "a"}"#, #"$.actuators[0].drive.library: "a" is an ERM library"#),
         (#""overdrive_voltage": 2.5}"#, #""overdrive_voltage": 2.5, "loop": "half"}"#, "$.actuators[0].drive.loop"),
-        (#""i2c": {"#, #""gpio": {"enable": 17}, "i2c": {"#, "$.actuators[0].gpio: an enable (EN) line on a GPIO is not driven by the i2c backend yet"),
+        (#""i2c": {"#, #""gpio": {"chip": "gpiochip0"}, "i2c": {"#, "$.actuators[0].gpio.enable: required key is missing: the line wired to the chip's EN"),
+        (#""i2c": {"#, #""gpio": {"enable": 17}, "i2c": {"#, #"$.actuators[0].gpio.chip: required key is missing (and the board sets no "gpio_chip")"#),
+        (#""i2c": {"#, #""gpio": {"chip": "gpiochip0", "enable": 17, "direction": 18}, "i2c": {"#, "$.actuators[0].gpio.direction"),
         (#""i2c": {"#, #""pwm": {"channel": 0}, "i2c": {"#, #"$.actuators[0].pwm: topology i2c has no "pwm""#),
         (#""max_continuous_ms": 5000}},"#, #""max_continuous_ms": 5000, "overdrive_max_ms": 20}},"#, "$.actuators[0].limits.overdrive_max_ms: in closed loop the chip times its own overdrive"),
         (#""resonant_frequency_hz": 175, "#, #""resonant_frequency_hz": 5, "#, "$.actuators[0].limits.resonant_frequency_hz"),
@@ -238,6 +240,23 @@ struct I2CBoardFileTests {
             #expect(message.isEmpty, "accepted: \(text)")
         } catch {
             #expect(!message.isEmpty && error.description.contains("/etc/haptics/boards.d/pi.json") && error.description.contains(message), "\(error)")
+        }
+    }
+
+    @Test("EN on a GPIO line: parsed as the enable of a GPIO configuration; a line another actuator uses is refused")
+    func enableLine() throws {
+        let withEN = Self.base.replacingOccurrences(of: #""i2c": {"#, with: #""gpio": {"chip": "gpiochip0", "enable": "GPIO17"}, "i2c": {"#)
+        let enable = try #require(try Self.parse(withEN).i2cActuators[0].enable)
+        #expect(enable.chip == "gpiochip0" && enable.enable?.reference == .name("GPIO17") && enable.direction == nil)
+        #expect(try Self.parse(Self.base).i2cActuators[0].enable == nil)
+        let clash = Self.base.replacingOccurrences(of: #""i2c": {"#, with: #""gpio": {"chip": "gpiochip0", "enable": 5}, "i2c": {"#)
+            .replacingOccurrences(
+                of: #""name": "erm", "topology": "erm-transistor","#, with: #""name": "erm", "topology": "erm-transistor", "gpio": {"chip": "gpiochip0", "enable": 5},"#)
+        do {
+            _ = try Self.parse(clash)
+            Issue.record("two actuators on one line were accepted")
+        } catch {
+            #expect(error.description.contains("line 5 of gpiochip0 is already used at"), "\(error)")
         }
     }
 

@@ -105,6 +105,46 @@ extension GuestExclusiveKernelTests {
             #expect(chip.read(0x01) == 0x40 && chip.read(0x02) == 0x00)
         }
 
+        @Test("EN on a GPIO line: low while idle; raised, settled and set up again at wake; low after sleep, close and SIGKILL")
+        func enableLine() throws {
+            let chip = try I2CStubChip()
+            defer { chip.finish() }
+            let sim = try GPIOSim(lines: 4)
+            defer { try? sim.remove() }
+            let directory = TestSupport.makeTemporaryDirectory("i2c-en")
+            let board = try chip.writeBoard(
+                name: "stub-en", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, enable: #"{"chip": "\#(sim.devicePath)", "enable": 2}"#,
+                in: directory)
+            let listed = Self.system(boards: board).everyListing().devices.first { $0.id == "i2c:stub-en:lra" }
+            #expect(listed?.isAvailable == true && chip.backendWrites() == [], "listed without touching EN or the chip: \(String(describing: listed))")
+            #expect(try sim.value(line: 2) == 0)
+            let plan = try Self.plan(.lra)
+            do {
+                let device = try Self.system(boards: board).openDevice("i2c:stub-en:lra")
+                #expect(chip.backendWrites() == plan.setup(calibration: nil), "set up while EN was high")
+                #expect(try sim.value(line: 2) == 0, "idle: EN low")
+                try device.actuator.wake()
+                #expect(try sim.value(line: 2) == 1, "awake: EN high")
+                #expect(chip.backendWrites() == plan.setup(calibration: nil) + plan.wake, "registers written again after EN rose, then real-time playback")
+                try device.actuator.submit(DriveFrame(time: device.clock.now(), channels: [ChannelDrive(amplitude: 0.5)]))
+                try device.actuator.sleep()
+                #expect(chip.backendWrites() == [.init(.rtpInput, 0x80)] + plan.sleep)
+                #expect(try sim.value(line: 2) == 0, "asleep: EN low")
+                try device.actuator.wake()
+                device.close()
+                #expect(try sim.value(line: 2) == 0, "closed: EN low")
+                _ = chip.backendWrites()
+            }
+            chip.startSampling()
+            let probe = try ChildProcess(
+                [CrashProbe.path, "kill", "--plugins", TestSupport.buildDirectory, "--set", "i2c.boards=\(board)", "--set", "gpio.boards=\(board)",
+                 "--set", "recording.devices=none", "--continuous", "i2c:stub-en:lra", "--settle", "0.5"],
+                outputPath: directory + "/probe.txt")
+            #expect(try probe.wait(timeout: 60) == .signaled(SIGKILL), "\(probe.output)")
+            #expect(ChildProcess.waitUntil(timeout: 2) { (try? sim.value(line: 2)) == 0 && chip.read(0x01) == 0x40 }, "EN low and standby after SIGKILL")
+            #expect(chip.samples.contains { $0.mode == 0x05 && $0.rtp > 0 }, "it drove before dying")
+        }
+
         @Test("an over-current or over-temperature flag is reported as a device fault at stop, naming it")
         func faults() throws {
             let chip = try I2CStubChip()

@@ -206,12 +206,13 @@ final class I2CStubChip: @unchecked Sendable {
     }
 
     /// A board file with one actuator on this bus: `drive` is the JSON of its `drive` section.
-    func writeBoard(name: String, actuator: String, drive: String, limits: String, in directory: String) throws -> String {
+    /// `enable` is the JSON of a `gpio` section (the chip's EN line), if any.
+    func writeBoard(name: String, actuator: String, drive: String, limits: String, enable: String? = nil, in directory: String) throws -> String {
         let path = directory + "/\(name).json"
         let text = """
             {"format": 1, "name": "\(name)", "description": "stub DRV2605L",
              "actuators": [{"name": "\(actuator)", "topology": "i2c", "actuator": "\(actuator)",
-                            "i2c": {"bus": \(busNumber), "address": "0x5a", "chip": "drv2605l"},
+                            "i2c": {"bus": \(busNumber), "address": "0x5a", "chip": "drv2605l"},\(enable.map { " \"gpio\": \($0)," } ?? "")
                             "drive": \(drive), "limits": \(limits)}]}
             """
         try text.write(toFile: path, atomically: false, encoding: .utf8)

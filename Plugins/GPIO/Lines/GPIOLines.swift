@@ -1,6 +1,7 @@
 import CGpiodShim
 import GPIOBoards
 import HapticsPluginKit
+import HapticsSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,24 +10,26 @@ import Glibc
 /// The output lines of one actuator, requested together through the libgpiod shim: the one owner
 /// of the request, released exactly once.
 ///
-/// Not thread-safe: the actuator that owns it serialises calls.
-final class GPIOLines {
+/// Not thread-safe: the actuator that owns it serialises calls. Shared by the backends that drive
+/// lines: `gpio` (enables, directions) and `i2c` (a driver IC's EN).
+public final class GPIOLines: @unchecked Sendable {
+    // Sendable only to be held inside its owner's lock (a Mutex's state); every call is made under it.
     /// The chip's path (`/dev/gpiochip0`).
-    let chipPath: String
+    public let chipPath: String
     /// The lines' roles, in request order.
-    let roles: [LineRole]
+    public let roles: [LineRole]
     /// The offsets, in request order.
-    let offsets: [UInt32]
+    public let offsets: [UInt32]
     /// Whether each line is active-low, in request order.
-    let activeLow: [Bool]
+    public let activeLow: [Bool]
     /// The request; nil once released.
-    private(set) var request: OpaquePointer?
+    public private(set) var request: OpaquePointer?
     /// The logical values last set.
-    private(set) var values: [LineRole: Bool]
+    public private(set) var values: [LineRole: Bool]
 
     /// Requests `lines` of the chip at `chipPath` as outputs, all inactive.
     /// - Throws: the shim's negative errno, as ``LineRequestFailure``.
-    init(chipPath: String, consumer: String, lines: [(role: LineRole, offset: UInt32, activeLow: Bool)]) throws(LineRequestFailure) {
+    public init(chipPath: String, consumer: String, lines: [(role: LineRole, offset: UInt32, activeLow: Bool)]) throws(LineRequestFailure) {
         self.chipPath = chipPath
         roles = lines.map(\.role)
         offsets = lines.map(\.offset)
@@ -44,7 +47,7 @@ final class GPIOLines {
 
     /// Sets every line (roles missing from `target` keep their value).
     /// - Throws: the errno of the failed ioctl, as ``LineRequestFailure``.
-    func set(_ target: [LineRole: Bool]) throws(LineRequestFailure) {
+    public func set(_ target: [LineRole: Bool]) throws(LineRequestFailure) {
         guard let request else { throw LineRequestFailure(errno: EBADF) }
         var next = values
         for (role, value) in target where next[role] != nil { next[role] = value }
@@ -55,14 +58,14 @@ final class GPIOLines {
     }
 
     /// Releases the lines. Idempotent.
-    func release() {
+    public func release() {
         guard let request else { return }
         self.request = nil
         gpiod_shim_release(request)
     }
 
     /// The chip's line count and label.
-    static func chipInfo(_ path: String) throws(LineRequestFailure) -> (lines: Int, label: String) {
+    public static func chipInfo(_ path: String) throws(LineRequestFailure) -> (lines: Int, label: String) {
         var count: UInt32 = 0
         var label = [CChar](repeating: 0, count: Int(GPIOD_SHIM_NAME_SIZE))
         let result = gpiod_shim_chip_info(path, &count, &label, label.count)
@@ -71,14 +74,14 @@ final class GPIOLines {
     }
 
     /// The offset of the line named `name`.
-    static func offset(named name: String, chip path: String) throws(LineRequestFailure) -> UInt32 {
+    public static func offset(named name: String, chip path: String) throws(LineRequestFailure) -> UInt32 {
         let result = gpiod_shim_find_line(path, name)
         guard result >= 0 else { throw LineRequestFailure(errno: -result) }
         return UInt32(result)
     }
 
     /// The consumer of line `offset` if it is in use.
-    static func consumer(of offset: UInt32, chip path: String) -> String? {
+    public static func consumer(of offset: UInt32, chip path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(GPIOD_SHIM_NAME_SIZE))
         guard gpiod_shim_line_consumer(path, offset, &buffer, buffer.count) == 1 else { return nil }
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -86,7 +89,12 @@ final class GPIOLines {
 }
 
 /// A failed shim call: its errno.
-struct LineRequestFailure: Error {
-    var errno: Int32
-    var text: String { String(cString: strerror(errno)) }
+public struct LineRequestFailure: Error {
+    /// The errno value.
+    public var errno: Int32
+    /// What it means.
+    public var text: String { String(cString: strerror(errno)) }
+
+    /// A failure with `errno`.
+    public init(errno: Int32) { self.errno = errno }
 }
