@@ -254,29 +254,35 @@ extension GuestExclusiveKernelTests {
             #expect(chip.read(0x01) == 0x40)
         }
 
-        @Test("SIGKILL while driving: the stop guard's supervisor writes RTP zero and standby")
-        func sigkill() throws {
+        @Test("every way of dying while driving: GO cleared, RTP zero and standby, by the process itself or (SIGKILL) its supervisor, within the bound", arguments: ProbeDeath.allCases)
+        func death(_ death: ProbeDeath) throws {
             let chip = try I2CStubChip()
             defer { chip.finish() }
-            let directory = TestSupport.makeTemporaryDirectory("i2c-kill")
-            let board = try chip.writeBoard(name: "stub-kill", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
+            let directory = TestSupport.makeTemporaryDirectory("i2c-death")
+            let board = try chip.writeBoard(name: "stub-death", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
             chip.startSampling()
             let probe = try ChildProcess(
-                [CrashProbe.path, "kill", "--plugins", TestSupport.buildDirectory, "--set", "i2c.boards=\(board)", "--set", "gpio.boards=\(board)",
-                 "--set", "recording.devices=none", "--continuous", "i2c:stub-kill:lra", "--settle", "0.5"],
-                outputPath: directory + "/probe.txt")
-            #expect(try probe.wait(timeout: 60) == .signaled(SIGKILL), "\(probe.output)")
-            let died = try #require(CrashProbe.deathTime(probe.output), "\(probe.output)")
-            #expect(ChildProcess.waitUntil(timeout: 2) { chip.read(0x01) == 0x40 })
+                [CrashProbe.path, death.rawValue, "--plugins", TestSupport.buildDirectory, "--set", "i2c.boards=\(board)", "--set", "gpio.boards=\(board)",
+                 "--set", "recording.devices=none", "--continuous", "i2c:stub-death:lra", "--settle", "0.3"],
+                environment: ["SWIFT_BACKTRACE": "enable=no"], outputPath: directory + "/probe.txt")
+            let ending = try probe.wait(timeout: 60)
+            #expect(ending == death.ending, "\(death): \(probe.output)")
+            let died = try #require(CrashProbe.deathTime(probe.output), "\(death): \(probe.output)")
+            #expect(ChildProcess.waitUntil(timeout: 3) { chip.read(0x01) == 0x40 && chip.read(0x02) == 0 })
             usleep(20_000)
             let samples = chip.samples
-            #expect(samples.contains { $0.time < died && $0.mode == 0x05 && $0.rtp > 0 }, "it drove before dying")
+            #expect(samples.contains { $0.time < died && $0.mode == 0x05 && $0.rtp > 0 }, "\(death): it drove before dying")
             let stopped = samples.first { $0.time > died && $0.mode == 0x40 && $0.rtp == 0 }
-            let delay = try milliseconds(from: died, to: #require(stopped, "never stopped").time)
-            print("i2c: RTP zero and standby \(String(format: "%.1f", delay)) ms after SIGKILL")
-            #expect(delay < 250, "stopped \(delay) ms after the death")
+            let delay = try milliseconds(from: died, to: #require(stopped, "\(death): never stopped").time)
+            print("i2c stop guard [\(death)]: GO 0, RTP 0, standby \(String(format: "%.1f", delay)) ms after the death (bound \(StopBound.of(death)) ms)")
+            #expect(delay <= StopBound.of(death), "\(death): stopped \(delay) ms after the death")
             let writes = chip.backendWrites()
-            #expect(Array(writes.suffix(3)) == [.init(.go, 0x00), .init(.rtpInput, 0x00), .init(.mode, 0x40)], "\(writes.suffix(4))")
+            #expect(Array(writes.suffix(3)) == [.init(.go, 0x00), .init(.rtpInput, 0x00), .init(.mode, 0x40)], "\(death): \(writes.suffix(4))")
+            if death == .kill {
+                #expect(probe.output.contains("haptics-stop-guard: process \(probe.pid) ended without stopping i2c:stub-death:lra"), "\(probe.output)")
+            } else {
+                #expect(!probe.output.contains("ended without stopping"), "\(death): the supervisor had to stop it:\n\(probe.output)")
+            }
         }
     }
 }
