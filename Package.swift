@@ -68,7 +68,7 @@ let package = Package(
         // Backend side.
         .target(
             name: "HapticsPluginKit",
-            dependencies: ["CHapticsABI", "HapticsSupport", "HapticsTriggers"]),
+            dependencies: ["CHapticsABI", "CHapticsSystem", "HapticsSupport", "HapticsTriggers"]),
         .target(name: "HapticsNullBackend", dependencies: ["CHapticsABI", "HapticsPluginKit"], path: "Plugins/Null"),
         // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
         .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport", "HapticsTriggers"], path: "Plugins/Recording/Format"),
@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "HapticsTriggers", dependencies: ["CHapticsABI"]),
         .target(name: "HIDReports", dependencies: ["HapticsTriggers"], path: "Plugins/HID/Reports"),
         .target(
-            name: "HapticsHIDBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard"],
+            name: "HapticsHIDBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HIDReports", "CHidapi", "HapticsStopGuard", "StopGuardKit"],
             path: "Plugins/HID/Backend"),
         // GPIO/PWM motors: board files and sysfs PWM (pure, tested directly), libgpiod v1/v2 shim, the backend.
         .target(name: "GPIOBoards", dependencies: ["HapticsSupport", "DRV260x"], path: "Plugins/GPIO/Boards"),
@@ -91,13 +91,15 @@ let package = Package(
         .target(name: "DRV260x", path: "Plugins/I2C/Chip"),
         .target(name: "CI2CShim", path: "Plugins/I2C/Shim"),
         .target(
-            name: "HapticsI2CBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "DRV260x", "CI2CShim", "CHapticsSystem", "HapticsStopGuard"],
+            name: "HapticsI2CBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "DRV260x", "CI2CShim", "HapticsStopGuard", "StopGuardKit"],
             path: "Plugins/I2C/Backend"),
         .target(name: "CGpiodShim", dependencies: ["CGpiod"], path: "Plugins/GPIO/Shim"),
         // GPIO output lines through the shim: the gpio backend's enables and directions, the i2c backend's EN.
-        .target(name: "GPIOLineKit", dependencies: ["CGpiodShim", "GPIOBoards", "HapticsPluginKit", "HapticsSupport"], path: "Plugins/GPIO/Lines"),
+        .target(name: "GPIOLineKit", dependencies: ["CGpiodShim", "GPIOBoards", "HapticsPluginKit", "HapticsSupport", "HapticsStopGuard"], path: "Plugins/GPIO/Lines"),
+        // The stop guard's Swift face for the plugins that link it: its warnings, for the host's log.
+        .target(name: "StopGuardKit", dependencies: ["HapticsStopGuard", "HapticsPluginKit"], path: "Plugins/StopGuard/Swift"),
         .target(
-            name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "CHapticsSystem", "HapticsStopGuard"],
+            name: "HapticsGPIOBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "GPIOBoards", "GPIOLineKit", "CGpiodShim", "HapticsStopGuard", "StopGuardKit"],
             path: "Plugins/GPIO/Backend"),
         // Kernel force feedback (evdev): pure effect rendering and classification (tested directly), the
         // ioctl shim, and the libudev backend.

@@ -1,4 +1,5 @@
 import CHapticsABI
+import CHapticsSystem
 import HapticsTriggers
 import Synchronization
 
@@ -18,6 +19,16 @@ public struct HostServices: @unchecked Sendable {
     public func configuration(_ key: String) -> String? {
         guard let get = table.pointee.get_config, let value = get(table.pointee.context, key) else { return nil }
         return String(cString: value)
+    }
+
+    /// `XDG_CONFIG_HOME` and `HOME` as the process has them (read with `secure_getenv`): what a
+    /// backend's `ConfigSearch` of its `*.d` directories needs.
+    public var searchEnvironment: [String: String] {
+        var environment: [String: String] = [:]
+        for name in ["XDG_CONFIG_HOME", "HOME"] {
+            if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
+        }
+        return environment
     }
 
     /// Sends a line to the host's log.

@@ -59,12 +59,9 @@ final class ALSABackend: BackendDriver {
 
     init(services: HostServices) {
         self.services = services
-        var environment: [String: String] = [:]
-        for name in ["XDG_CONFIG_HOME", "HOME"] {
-            if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
-        }
         search = ConfigSearch.standard(
-            directory: "alsa.d", settingKey: Self.settingKey, noun: "device file", setting: services.configuration(Self.settingKey), environment: environment)
+            directory: "alsa.d", settingKey: Self.settingKey, noun: "device file", setting: services.configuration(Self.settingKey),
+            environment: services.searchEnvironment)
         procRoot = services.configuration("alsa.proc-root") ?? "/proc/asound"
         sysfsRoot = services.configuration("alsa.sysfs-root") ?? "/sys"
         findsPads = services.configuration("alsa.dualsense") != "off"

@@ -174,16 +174,7 @@ final class ActuatorHardware {
             throw BackendFailure(code: -slot, "\(id): cannot register the actuator's stop program: \(String(cString: strerror(-slot)))")
         }
         var result: Int32 = 0
-        if let lines, let request = lines.request {
-            let flags = lines.activeLow.map { Int32($0 ? 1 : 0) }
-            result = lines.offsets.withUnsafeBufferPointer { offsets in
-                flags.withUnsafeBufferPointer { activeLow in
-                    haptics_stop_guard_add_lines(
-                        slot, lines.chipPath, offsets.count, offsets.baseAddress!, activeLow.baseAddress!, gpiod_shim_set_values_untyped,
-                        UnsafeMutableRawPointer(request))
-                }
-            }
-        }
+        if let lines { result = lines.addToStopGuard(slot: slot) }
         for channel in [pwm, directionPWM].compactMap({ $0 }) where result == 0 {
             result = haptics_stop_guard_add_write(slot, channel.path(of: "duty_cycle"), "0")
             if result == 0 { result = haptics_stop_guard_add_write(slot, channel.path(of: "enable"), "0") }

@@ -1,11 +1,11 @@
 import CGpiodShim
 import GPIOLineKit
-import CHapticsSystem
 import CHapticsABI
 import GPIOBoards
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
+import StopGuardKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -56,11 +56,7 @@ final class GPIOBackend: BackendDriver {
 
     init(services: HostServices) throws(BackendFailure) {
         self.services = services
-        var environment: [String: String] = [:]
-        for name in ["XDG_CONFIG_HOME", "HOME"] {
-            if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
-        }
-        search = BoardSearch.standard(setting: services.configuration(BoardSearch.settingKey), environment: environment)
+        search = BoardSearch.standard(setting: services.configuration(BoardSearch.settingKey), environment: services.searchEnvironment)
         paths = HardwarePaths(
             sysfsRoot: services.configuration("gpio.sysfs-root") ?? "/sys", chipDirectory: services.configuration("gpio.chip-path") ?? "/dev")
         do throws(ThreadStartError) {
@@ -105,7 +101,8 @@ final class GPIOBackend: BackendDriver {
                     + (known.isEmpty ? "; none found: install one (Hardware/gpio/README.md) or set gpio.boards" : "; found: \(known.joined(separator: ", "))"))
         }
         let hardware = try ActuatorHardware(board: entry.board, config: entry.config, paths: paths)
-        logStopGuardWarning()
+        // An actuator registers once, at its open (not a latency path): wait for a supervisor just started.
+        StopGuardWarning.log(to: services, backend: "gpio", waitMilliseconds: 2_000)
         let latency: UInt64
         do {
             latency = try measureWake(hardware)
@@ -120,15 +117,6 @@ final class GPIOBackend: BackendDriver {
         wakeLatencies.record(deviceID, nanoseconds: latency)
         shared.withLock { $0.open[deviceID] = WeakDevice(device: device) }
         return device
-    }
-
-    /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
-    /// each. An actuator registers once, at its open (not a latency path), so this waits up to 2 s
-    /// for a supervisor just started to answer, or a refusal would go unreported.
-    func logStopGuardWarning() {
-        var text = [CChar](repeating: 0, count: 1024)
-        guard haptics_stop_guard_take_warning(&text, text.count, 2_000) == 1 else { return }
-        services.log(HAPTICS_LOG_WARNING, "gpio: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// Stops the watchdog; a device the host left open (the contract says none is) is closed, so

@@ -116,16 +116,6 @@ final class GPIODevice: DeviceDriver, DeadlineTarget {
         }
         let (recheck, cutNow) = try result.get()
         watchdog.schedule(self, at: recheck)
-        if cutNow {
-            let limit = Double(config.limits.maxContinuousNanoseconds) / 1e6
-            services.log(
-                HAPTICS_LOG_WARNING,
-                "\(id): continuous drive cut at \(formatMilliseconds(limit)) ms (limits.max_continuous_ms); output stays off until the drive stops for \(formatMilliseconds(Double(config.limits.restNanoseconds) / 1e6)) ms")
-        }
+        if cutNow { services.log(HAPTICS_LOG_WARNING, config.limits.cutWarning(deviceID: id)) }
     }
-}
-
-/// `12.5` or `200`.
-func formatMilliseconds(_ value: Double) -> String {
-    value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
 }

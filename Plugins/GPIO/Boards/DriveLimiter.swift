@@ -78,3 +78,17 @@ public struct DriveLimiter: Sendable, Hashable {
         return Decision(level: level, isKick: isKick, isCut: false, recheckAt: isKick ? min(kickEnd, cut) : cut)
     }
 }
+
+extension ActuatorLimits {
+    /// What a backend logs when a drive is cut at ``maxContinuousNanoseconds`` (once per cut).
+    public func cutWarning(deviceID: String) -> String {
+        "\(deviceID): continuous drive cut at \(Self.milliseconds(maxContinuousNanoseconds)) ms (limits.max_continuous_ms); "
+            + "output stays off until the drive stops for \(Self.milliseconds(restNanoseconds)) ms"
+    }
+
+    /// `12.5` or `200`: nanoseconds as milliseconds, to a tenth.
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let value = Double(nanoseconds) / 1e6
+        return value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
+    }
+}

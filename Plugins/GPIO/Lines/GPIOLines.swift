@@ -1,6 +1,7 @@
 import CGpiodShim
 import GPIOBoards
 import HapticsPluginKit
+import HapticsStopGuard
 import HapticsSupport
 
 #if canImport(Glibc)
@@ -55,6 +56,20 @@ public final class GPIOLines: @unchecked Sendable {
         let result = gpiod_shim_set_values(request, raw)
         guard result == 0 else { throw LineRequestFailure(errno: -result) }
         values = next
+    }
+
+    /// Adds these lines to stop-guard registration `slot` (`haptics_stop_guard_add_lines`): the
+    /// process stops them through this request, the supervisor requests them inactive itself. The
+    /// request must outlive the registration. Returns 0 or a negative errno (EBADF once released).
+    public func addToStopGuard(slot: Int32) -> Int32 {
+        guard let request else { return -EBADF }
+        let flags = activeLow.map { Int32($0 ? 1 : 0) }
+        return offsets.withUnsafeBufferPointer { offsets in
+            flags.withUnsafeBufferPointer { activeLow in
+                haptics_stop_guard_add_lines(
+                    slot, chipPath, offsets.count, offsets.baseAddress!, activeLow.baseAddress!, gpiod_shim_set_values_untyped, UnsafeMutableRawPointer(request))
+            }
+        }
     }
 
     /// Releases the lines. Idempotent.

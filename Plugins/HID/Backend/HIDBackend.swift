@@ -2,6 +2,7 @@ import CHapticsABI
 import HIDReports
 import HapticsPluginKit
 import HapticsStopGuard
+import StopGuardKit
 
 #if canImport(Glibc)
 import Glibc
@@ -151,13 +152,10 @@ final class HIDBackend: BackendDriver {
         Self.wakeLatencies.record(gamepad.id, nanoseconds: nanoseconds)
     }
 
-    /// Logs what the stop guard could not set up (its supervisor missing, refusing, or replaced), once
-    /// each. Called on every wake, a latency path: it never waits for a supervisor still starting
-    /// (a refusal is logged at a later wake).
+    /// Logs what the stop guard could not set up, once each. Called on every wake, a latency path:
+    /// it never waits for a supervisor still starting (a refusal is logged at a later wake).
     func logStopGuardWarning() {
-        var text = [CChar](repeating: 0, count: 1024)
-        guard haptics_stop_guard_take_warning(&text, text.count, 0) == 1 else { return }
-        services.log(HAPTICS_LOG_WARNING, "hid: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        StopGuardWarning.log(to: services, backend: "hid", waitMilliseconds: 0)
     }
 
     /// The failure for an `open(2)`/`hid_open_path` of `gamepad`'s node that failed with `errno`.

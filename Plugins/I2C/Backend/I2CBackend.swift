@@ -1,5 +1,4 @@
 import CHapticsABI
-import CHapticsSystem
 import DRV260x
 import CGpiodShim
 import GPIOBoards
@@ -7,6 +6,7 @@ import GPIOLineKit
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
+import StopGuardKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -51,12 +51,8 @@ final class I2CBackend: BackendDriver {
 
     init(services: HostServices) throws(BackendFailure) {
         self.services = services
-        var environment: [String: String] = [:]
-        for name in ["XDG_CONFIG_HOME", "HOME"] {
-            if let value = haptics_secure_getenv(name) { environment[name] = String(cString: value) }
-        }
         search = BoardSearch.standard(
-            setting: services.configuration(BoardSearch.i2cSettingKey), key: BoardSearch.i2cSettingKey, environment: environment)
+            setting: services.configuration(BoardSearch.i2cSettingKey), key: BoardSearch.i2cSettingKey, environment: services.searchEnvironment)
         sysfsRoot = services.configuration("i2c.sysfs-root") ?? "/sys"
         paths = HardwarePaths(sysfsRoot: sysfsRoot, chipDirectory: services.configuration("i2c.chip-path") ?? "/dev")
         do throws(ThreadStartError) {
@@ -170,7 +166,7 @@ final class I2CBackend: BackendDriver {
             enable?.release()  // EN low: the chip shuts down
             throw error
         }
-        logStopGuardWarning()
+        StopGuardWarning.log(to: services, backend: "i2c", waitMilliseconds: 2_000)
         let device = I2CDevice(
             id: deviceID, config: config, plan: plan, link: link, enable: enable, ownGain: gain, guardSlot: slot, services: services,
             watchdog: watchdog
@@ -190,29 +186,13 @@ final class I2CBackend: BackendDriver {
         let registers = plan.halt.map(\.register)
         let values = plan.halt.map(\.value)
         var result = haptics_stop_guard_add_i2c(slot, config.busPath, UInt32(config.address), registers.count, registers, values)
-        if result == 0, let enable, let request = enable.request {
-            let flags = enable.activeLow.map { Int32($0 ? 1 : 0) }
-            result = enable.offsets.withUnsafeBufferPointer { offsets in
-                flags.withUnsafeBufferPointer { activeLow in
-                    haptics_stop_guard_add_lines(
-                        slot, enable.chipPath, offsets.count, offsets.baseAddress!, activeLow.baseAddress!, gpiod_shim_set_values_untyped,
-                        UnsafeMutableRawPointer(request))
-                }
-            }
-        }
+        if result == 0, let enable { result = enable.addToStopGuard(slot: slot) }
         if result == 0 { result = haptics_stop_guard_arm(slot, 0) }
         guard result == 0 else {
             haptics_stop_guard_unregister(slot)
             throw BackendFailure(code: -result, "\(deviceID): cannot register the stop with the stop guard: \(String(cString: strerror(-result)))")
         }
         return slot
-    }
-
-    /// Logs what the stop guard could not set up, once each (see the gpio backend).
-    func logStopGuardWarning() {
-        var text = [CChar](repeating: 0, count: 1024)
-        guard haptics_stop_guard_take_warning(&text, text.count, 2_000) == 1 else { return }
-        services.log(HAPTICS_LOG_WARNING, "i2c: " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     func destroy() {

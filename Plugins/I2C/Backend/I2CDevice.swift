@@ -299,10 +299,6 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         }
         let (recheck, cutNow) = try result.get()
         watchdog.schedule(self, at: recheck)
-        if cutNow {
-            services.log(
-                HAPTICS_LOG_WARNING,
-                "\(id): continuous drive cut at \(Double(config.limits.maxContinuousNanoseconds) / 1e6) ms (limits.max_continuous_ms); output stays off until the drive stops for \(Double(config.limits.restNanoseconds) / 1e6) ms")
-        }
+        if cutNow { services.log(HAPTICS_LOG_WARNING, config.limits.cutWarning(deviceID: id)) }
     }
 }
