@@ -181,7 +181,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             let finished = try waitForGo(link, timeout: DRV260xPlan.calibrationTimeoutNanoseconds)
             let status = DRV260x.Status(try link.read(.status))
             guard finished, !status.diagnosticFailed else {
-                try guarded(state, link, (finished ? [] : [DRV260x.Write(.go, 0)]) + plan.setup(calibration: before))
+                try guarded(state, link, (finished ? [] : [DRV260x.Write(.go, 0)]) + plan.setup(calibration: before, backEMFGain: state.ownGain))
                 if !finished { throw BackendFailure(code: ETIMEDOUT, "\(id): auto-calibration did not finish within 2 s; the chip was put back in standby") }
                 throw BackendFailure(
                     code: EIO,
