@@ -4,6 +4,7 @@ import GPIOBoards
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
+import StopGuardKit
 
 #if canImport(Glibc)
 import Glibc
@@ -154,12 +155,7 @@ final class ActuatorHardware {
     }
 
     private func withWriteSection(_ body: () throws(BackendFailure) -> Void) throws(BackendFailure) {
-        let entered = haptics_stop_guard_enter(guardSlot)
-        guard entered == 0 else {
-            throw BackendFailure(code: -entered, "the process is stopping (a fatal signal or exit); the actuator was stopped")
-        }
-        defer { haptics_stop_guard_leave(guardSlot) }
-        try body()
+        try withStopGuardSection(guardSlot, body)
     }
 
     /// Registers the precomputed stop program with the stop guard (`haptics_stop_guard.h`), which

@@ -143,12 +143,7 @@ final class I2CBackend: BackendDriver {
         let link: I2CChipLink
         let gain: UInt8
         do throws(BackendFailure) {
-            if let enable {
-                do throws(LineRequestFailure) { try enable.set([.enable: true]) } catch {
-                    throw BackendFailure(code: error.errno, "\(deviceID): cannot raise EN on \(enable.chipPath): \(error.text)")
-                }
-                usleep(I2CDevice.enableSettleMicroseconds)
-            }
+            if let enable { try I2CDevice.setEnable(enable, high: true, deviceID: deviceID) }
             link = try I2CChipLink(path: config.busPath, address: config.address)
             let status = DRV260x.Status(try link.read(.status))
             if let mismatch = Self.mismatch(status, config: config) { throw BackendFailure(code: ENODEV, "\(deviceID): \(mismatch)") }
@@ -156,11 +151,7 @@ final class I2CBackend: BackendDriver {
             gain = try link.read(.feedbackControl) & 0x03
             try link.write(plan.setup(calibration: nil, backEMFGain: gain))
             slot = try registerStop(deviceID: deviceID, config: config, plan: plan, enable: enable)
-            if let enable {
-                do throws(LineRequestFailure) { try enable.set([.enable: false]) } catch {
-                    throw BackendFailure(code: error.errno, "\(deviceID): cannot lower EN on \(enable.chipPath): \(error.text)")
-                }
-            }
+            if let enable { try I2CDevice.setEnable(enable, high: false, deviceID: deviceID) }
         } catch {
             haptics_stop_guard_unregister(slot)
             enable?.release()  // EN low: the chip shuts down

@@ -5,6 +5,7 @@ import GPIOLineKit
 import HapticsPluginKit
 import HapticsStopGuard
 import HapticsSupport
+import StopGuardKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,9 +38,10 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
 
     private struct State {
         var link: I2CChipLink?
-        /// The EN line, if wired; `powered` says whether it is high.
+        /// The EN line, if wired.
         var enable: GPIOLines?
-        var powered: Bool
+        /// Whether the chip answers: EN high, or no EN line (tied high).
+        var powered: Bool { enable.map { $0.values[.enable] == true } ?? true }
         /// The chip's own BEMF_GAIN, read at open, written while no calibration is known.
         var ownGain: UInt8
         var guardSlot: Int32
@@ -68,7 +70,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         self.onClose = onClose
         state = Mutex(
             State(
-                link: link, enable: enable, powered: enable == nil, ownGain: ownGain, guardSlot: guardSlot, limiter: DriveLimiter(limits: config.limits),
+                link: link, enable: enable, ownGain: ownGain, guardSlot: guardSlot, limiter: DriveLimiter(limits: config.limits),
                 written: plan.zeroCode))
     }
 
@@ -119,17 +121,22 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         onClose()
     }
 
-    /// Raises EN (if wired and low), waits for the chip and writes the set-up: EN low may have
-    /// lost the registers. Leaves the chip in standby.
+    /// Sets the chip's EN line; raising it also waits for the chip to answer.
+    /// - Throws: a failure naming the device, the line's chip and why.
+    static func setEnable(_ enable: GPIOLines, high: Bool, deviceID: String) throws(BackendFailure) {
+        do throws(LineRequestFailure) {
+            try enable.set([.enable: high])
+        } catch {
+            throw BackendFailure(code: error.errno, "\(deviceID): cannot \(high ? "raise" : "lower") EN on \(enable.chipPath): \(error.text)")
+        }
+        if high { usleep(enableSettleMicroseconds) }
+    }
+
+    /// Raises EN (if wired and low) and writes the set-up: EN low may have lost the registers.
+    /// Leaves the chip in standby.
     private func powerUp(_ state: inout State, _ link: I2CChipLink) throws(BackendFailure) {
         guard !state.powered, let enable = state.enable else { return }
-        do throws(LineRequestFailure) {
-            try enable.set([.enable: true])
-        } catch {
-            throw BackendFailure(code: error.errno, "\(id): cannot raise EN (\(config.enable?.enable?.description ?? "") of \(enable.chipPath)): \(error.text)")
-        }
-        state.powered = true
-        usleep(Self.enableSettleMicroseconds)
+        try Self.setEnable(enable, high: true, deviceID: id)
         try link.write(plan.setup(calibration: state.calibration, backEMFGain: state.ownGain))
         state.written = plan.zeroCode
     }
@@ -137,11 +144,10 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
     /// Lowers EN, if wired: the chip shuts down.
     private func powerDown(_ state: inout State) {
         guard state.powered, let enable = state.enable else { return }
-        do throws(LineRequestFailure) {
-            try enable.set([.enable: false])
-            state.powered = false
+        do throws(BackendFailure) {
+            try Self.setEnable(enable, high: false, deviceID: id)
         } catch {
-            services.log(HAPTICS_LOG_ERROR, "\(id): cannot lower EN of \(enable.chipPath): \(error.text); the chip stays in standby")
+            services.log(HAPTICS_LOG_ERROR, "\(error.message); the chip stays in standby")
         }
     }
 
@@ -229,9 +235,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
     /// Writes inside the stop guard's write section.
     private func guarded(_ state: State, _ link: I2CChipLink, _ writes: [DRV260x.Write]) throws(BackendFailure) {
         guard !writes.isEmpty else { return }
-        guard haptics_stop_guard_enter(state.guardSlot) == 0 else { throw BackendFailure(code: ESHUTDOWN, "the process is stopping its actuators") }
-        defer { haptics_stop_guard_leave(state.guardSlot) }
-        try link.write(writes)
+        try withStopGuardSection(state.guardSlot) { () throws(BackendFailure) in try link.write(writes) }
     }
 
     /// Polls GO every 2 ms until the chip clears it (true) or `timeout` nanoseconds pass (false).
@@ -270,8 +274,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
     /// mode when the chip wakes or idles, RTP_INPUT when its value changes.
     private func update(_ change: (inout State) -> Void) throws(BackendFailure) {
         let now = Monotonic.now()
-        let result: Result<(UInt64?, cutNow: Bool), BackendFailure> = state.withLock { state in
-            guard let link = state.link else { return .failure(BackendFailure(code: ENODEV, "the device is closed")) }
+        let (recheck, cutNow) = try exclusive { state, link throws(BackendFailure) -> (UInt64?, Bool) in
             let wasAwake = state.awake
             change(&state)
             let decision = state.limiter.limit(state.awake ? state.requested : 0, at: now)
@@ -279,12 +282,8 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             let cutNow = decision.isCut && !state.cut
             state.cut = decision.isCut
             let waking = state.awake && !wasAwake, sleeping = !state.awake && wasAwake
-            guard waking || sleeping || code != state.written else { return .success((decision.recheckAt, cutNow)) }
-            guard haptics_stop_guard_enter(state.guardSlot) == 0 else {
-                return .failure(BackendFailure(code: ESHUTDOWN, "the process is stopping its actuators"))
-            }
-            defer { haptics_stop_guard_leave(state.guardSlot) }
-            do throws(BackendFailure) {
+            guard waking || sleeping || code != state.written else { return (decision.recheckAt, cutNow) }
+            try withStopGuardSection(state.guardSlot) { () throws(BackendFailure) in
                 if waking { try powerUp(&state, link) }
                 var writes: [DRV260x.Write] = waking ? plan.wake : []
                 if code != state.written { writes.append(DRV260x.Write(.rtpInput, code)) }
@@ -292,12 +291,9 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
                 try link.write(writes)
                 state.written = code
                 if sleeping { powerDown(&state) }
-            } catch {
-                return .failure(error)
             }
-            return .success((decision.recheckAt, cutNow))
+            return (decision.recheckAt, cutNow)
         }
-        let (recheck, cutNow) = try result.get()
         watchdog.schedule(self, at: recheck)
         if cutNow { services.log(HAPTICS_LOG_WARNING, config.limits.cutWarning(deviceID: id)) }
     }

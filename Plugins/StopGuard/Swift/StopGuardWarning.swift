@@ -15,3 +15,16 @@ public enum StopGuardWarning {
         services.log(HAPTICS_LOG_WARNING, "\(backend): " + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 }
+
+/// Runs `body`, a hardware write of the actuator registered in stop-guard `slot`, inside the
+/// guard's write section (`haptics_stop_guard_enter`): the signal handler does not stop that
+/// actuator while it runs, and once the process is stopping no write starts.
+/// - Throws: ESHUTDOWN when the process is stopping, or what `body` throws.
+public func withStopGuardSection<T>(_ slot: Int32, _ body: () throws(BackendFailure) -> T) throws(BackendFailure) -> T {
+    let entered = haptics_stop_guard_enter(slot)
+    guard entered == 0 else {
+        throw BackendFailure(code: -entered, "the process is stopping (a fatal signal or exit); the actuator was stopped")
+    }
+    defer { haptics_stop_guard_leave(slot) }
+    return try body()
+}

@@ -151,16 +151,7 @@ public final class HapticDevice: Sendable {
     /// Sets the adaptive triggers through the actuator, serialised with the device's other calls.
     /// Call while an activity holds the device awake (``AdaptiveTriggers`` does both).
     public func setTriggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?) throws(DeviceError) {
-        let error: DeviceError? = state.withLock { state in
-            guard !state.closed else { return .closed(deviceID: description.id) }
-            do throws(DeviceError) {
-                try actuator.setTriggers(right: right, left: left)
-                return nil
-            } catch {
-                return record(error, in: &state)
-            }
-        }
-        if let error { throw error }
+        try serialised { () throws(DeviceError) in try actuator.setTriggers(right: right, left: left) }
     }
 
     /// Plays `sequence`, effects stored in the device (``DeviceDescription/hasNativeEffects``: a
