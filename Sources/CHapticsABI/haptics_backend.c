@@ -35,4 +35,7 @@ HAPTICS_PIN(offsetof(haptics_backend_v1, set_triggers) == 40 + 13 * sizeof(void 
 HAPTICS_PIN(offsetof(haptics_backend_v1, play_native) == 40 + 14 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, self_calibrate) == 40 + 15 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, restore_calibration) == 40 + 16 * sizeof(void *));
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 17 * sizeof(void *));
+/* 1.8 */
+HAPTICS_PIN(offsetof(haptics_backend_v1, native_feedback) == 40 + 17 * sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, start_native) == 40 + 18 * sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 19 * sizeof(void *));

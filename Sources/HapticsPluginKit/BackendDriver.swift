@@ -63,6 +63,14 @@ extension DeviceDriver {
         throw BackendFailure(code: EOPNOTSUPP, "this device has no effects of its own")
     }
 
+    /// By default a device has no effects of its own (ABI 1.8).
+    public func nativeFeedback(_ effect: String, scale: Double) -> String? { nil }
+
+    /// By default a device has no effects of its own (ABI 1.8).
+    public func startNative(_ sequence: String) throws(BackendFailure) {
+        throw BackendFailure(code: EOPNOTSUPP, "this device has no effects of its own")
+    }
+
     /// By default a device does not calibrate itself (ABI 1.7).
     public func selfCalibrate() throws(BackendFailure) -> [String: Double] {
         throw BackendFailure(code: EOPNOTSUPP, "this device does not calibrate itself")
@@ -145,6 +153,16 @@ public protocol DeviceDriver: AnyObject, Sendable {
     /// backend's text form (ABI 1.7's `play_native`), and returns when it has played, the device
     /// awake and stopped. A step the device does not have fails with EINVAL naming it, and nothing plays.
     func playNative(_ sequence: String) throws(BackendFailure)
+    /// Which stored effects play the feedback vocabulary's effect `effect` at `scale` (0…1] of its
+    /// strength, in the text form ``playNative(_:)`` takes; nil when none fits (ABI 1.8's
+    /// `native_feedback`: -ENOENT, and the host renders it with frames). Touches no hardware. The
+    /// default: nil.
+    func nativeFeedback(_ effect: String, scale: Double) -> String?
+    /// Starts `sequence` (as ``playNative(_:)`` takes it) and returns without waiting for its end
+    /// (ABI 1.8's `start_native`): it plays on through ``stop()`` and silent frames; a frame with
+    /// any amplitude, another start and ``close()`` end it; ``sleep()`` lets it finish, then idles
+    /// the device. The default refuses with EOPNOTSUPP.
+    func startNative(_ sequence: String) throws(BackendFailure)
     /// Runs the calibration of a device with ``DeviceSpec/selfCalibration`` (ABI 1.7's
     /// `self_calibrate`), blocking until it ends, and returns what it measured by name; leaves the
     /// device idle and stopped. A failed calibration fails with EIO naming why.

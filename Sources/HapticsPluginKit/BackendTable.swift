@@ -171,13 +171,24 @@ public func fillBackendTable(
     filled.self_calibrate = { handle, buffer, size in
         DeviceBox.with(handle) { box in
             box.run { () throws(BackendFailure) in
-                let lines = DeviceCalibrationText.format(try box.driver.selfCalibrate())
-                let utf8 = Array(lines.utf8)
-                guard utf8.count < size else { throw BackendFailure(code: ENOSPC, "the calibration needs \(utf8.count + 1) bytes, the host gave \(size)") }
-                for index in utf8.indices { buffer[index] = CChar(bitPattern: utf8[index]) }
-                buffer[utf8.count] = 0
+                try copy(DeviceCalibrationText.format(try box.driver.selfCalibrate()), what: "the calibration", to: buffer, size: size)
             }
         }
+    }
+    filled.native_feedback = { handle, effect, scale, buffer, size in
+        let name = String(cString: effect)
+        return DeviceBox.with(handle) { box in
+            box.run { () throws(BackendFailure) in
+                guard let sequence = box.driver.nativeFeedback(name, scale: scale) else {
+                    throw BackendFailure(code: ENOENT, "no stored effect fits \(name) at \(scale)")
+                }
+                try copy(sequence, what: "the sequence", to: buffer, size: size)
+            }
+        }
+    }
+    filled.start_native = { handle, sequence in
+        let text = String(cString: sequence)
+        return DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.startNative(text) } }
     }
     filled.restore_calibration = { handle, stored in
         let text = String(cString: stored)
@@ -191,6 +202,15 @@ public func fillBackendTable(
         UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
     }
     return 0
+}
+
+/// Writes `text` NUL-terminated into the host's `buffer` of `size` bytes.
+/// - Throws: ENOSPC naming `what` and the size it needs.
+private func copy(_ text: String, what: String, to buffer: UnsafeMutablePointer<CChar>, size: Int) throws(BackendFailure) {
+    let utf8 = Array(text.utf8)
+    guard utf8.count < size else { throw BackendFailure(code: ENOSPC, "\(what) needs \(utf8.count + 1) bytes, the host gave \(size)") }
+    for index in utf8.indices { buffer[index] = CChar(bitPattern: utf8[index]) }
+    buffer[utf8.count] = 0
 }
 
 /// Holds a driver and the message of its last failure.

@@ -56,9 +56,15 @@ struct Play: ParsableCommand {
             return
         }
         let (pattern, label) = try patternToPlay()
+        let feedback = what.flatMap { FeedbackEffect.named($0) }?.name
         let (clipNotes, description, recording) = try global.withDevice(device) { description, engine in
-            let clipNotes = try registerClips(of: pattern, on: description, engine: engine)
-            let player = try engine.makeAdvancedPlayer(with: pattern)
+            var clipNotes = try registerClips(of: pattern, on: description, engine: engine)
+            // A vocabulary effect plays as a feedback generator plays it: from the device's own
+            // stored effects where one fits.
+            if let feedback, let stored = engine.devices.first?.nativeFeedback(feedback, scale: 1) {
+                clipNotes.append("\(description.id) plays \(feedback) from its own effects: \(stored)")
+            }
+            let player = try engine.makeAdvancedPlayer(with: pattern, intensityScale: 1, feedback: feedback)
             let finished = Completion()
             let stopped = Mutex<String?>(nil)
             engine.stoppedHandler = { reason in

@@ -54,7 +54,14 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         var cut = false
         /// The calibration the chip holds (restored or measured), written again at every set-up.
         var calibration: DRV260xCalibration?
+        /// While a sequence started by ``startNative(_:)`` may play: the monotonic time, in
+        /// nanoseconds, by which it has ended. The chip is in internal-trigger mode until a drive,
+        /// a sleep or another sequence ends it.
+        var sequenceDeadline: UInt64?
     }
+
+    /// How often a sleep waiting for a started sequence to end reads GO, in nanoseconds.
+    static let sequencePollNanoseconds: UInt64 = 10_000_000
 
     /// Takes over `link` (the chip set up and in standby, EN low when `enable` is given), its EN
     /// line and its stop-guard slot.
@@ -107,7 +114,7 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         state.withLock { state in
             guard let link = state.link else { return }
             do throws(BackendFailure) {
-                if state.powered { try link.write(plan.sleep) }
+                if state.powered { try link.write(state.sequenceDeadline == nil ? plan.sleep : plan.halt) }
             } catch {
                 services.log(HAPTICS_LOG_ERROR, "\(id): stopping at close failed: \(error.message)")
             }
@@ -151,19 +158,49 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         }
     }
 
-    func playNative(_ text: String) throws(BackendFailure) {
+    /// `text` as a sequence of the chip's ROM effects.
+    /// - Throws: EOPNOTSUPP for a chip without a ROM library, EINVAL naming a step it does not have.
+    private func romSequence(_ text: String) throws(BackendFailure) -> ROMSequence {
         guard config.drive.chip.hasROMLibrary else {
             throw BackendFailure(code: EOPNOTSUPP, "\(id): a \(config.drive.chip.rawValue) has no ROM effect library")
         }
-        let sequence: ROMSequence
         do throws(ROMSequenceError) {
-            sequence = try ROMSequence(parsing: text)
+            return try ROMSequence(parsing: text)
         } catch {
             throw BackendFailure(code: EINVAL, "\(id): \(error)")
         }
+    }
+
+    /// The writes that start `sequence`: GO cleared first when a started one may still play.
+    private func start(_ sequence: ROMSequence, _ state: inout State) -> [DRV260x.Write] {
+        defer { state.sequenceDeadline = nil }
+        return (state.sequenceDeadline == nil ? [] : [DRV260x.Write(.go, 0)]) + plan.romSequence(sequence)
+    }
+
+    func nativeFeedback(_ effect: String, scale: Double) -> String? {
+        guard config.drive.chip.hasROMLibrary else { return nil }
+        return FeedbackROM.sequence(for: effect, scale: scale)?.description
+    }
+
+    func startNative(_ text: String) throws(BackendFailure) {
+        let sequence = try romSequence(text)
+        let now = Monotonic.now()
+        let recheck = try exclusive { state, link throws(BackendFailure) -> UInt64? in
+            try powerUp(&state, link)
+            try guarded(state, link, start(sequence, &state))
+            state.requested = 0
+            state.sequenceDeadline = now + DRV260xPlan.sequenceTimeoutNanoseconds(sequence)
+            // Started on an idle chip: it idles again once the sequence has ended.
+            return state.awake ? nil : now + Self.sequencePollNanoseconds
+        }
+        if let recheck { watchdog.schedule(self, at: recheck) }
+    }
+
+    func playNative(_ text: String) throws(BackendFailure) {
+        let sequence = try romSequence(text)
         try exclusive { state, link throws(BackendFailure) in
             try powerUp(&state, link)
-            try guarded(state, link, plan.romSequence(sequence))
+            try guarded(state, link, start(sequence, &state))
             let finished = try waitForGo(link, timeout: DRV260xPlan.sequenceTimeoutNanoseconds(sequence))
             // Back to real-time playback at zero (RTP_INPUT was never changed): awake and stopped.
             state.awake = true
@@ -183,7 +220,9 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             state.awake = false
             state.requested = 0
             state.written = plan.zeroCode
-            try guarded(state, link, plan.calibration)
+            // A started sequence ends first: calibration needs the sequencer.
+            try guarded(state, link, (state.sequenceDeadline == nil ? [] : [DRV260x.Write(.go, 0)]) + plan.calibration)
+            state.sequenceDeadline = nil
             let finished = try waitForGo(link, timeout: DRV260xPlan.calibrationTimeoutNanoseconds)
             let status = DRV260x.Status(try link.read(.status))
             guard finished, !status.diagnosticFailed else {
@@ -213,7 +252,9 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             state.calibration = calibration
             // A chip with EN low gets them with the set-up at its next wake.
             guard state.powered else { return }
+            // The set-up clears GO and leaves internal-trigger mode: a started sequence ends.
             try guarded(state, link, plan.setup(calibration: calibration) + (state.awake ? plan.wake : []))
+            state.sequenceDeadline = nil
             state.written = plan.zeroCode
             state.requested = 0
         }
@@ -281,6 +322,9 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
             let code = state.awake ? plan.rtpCode(level: decision.level) : plan.zeroCode
             let cutNow = decision.isCut && !state.cut
             state.cut = decision.isCut
+            if let deadline = state.sequenceDeadline {
+                return (try sequenceUpdate(&state, link, code: code, deadline: deadline, recheck: decision.recheckAt, now: now), cutNow)
+            }
             let waking = state.awake && !wasAwake, sleeping = !state.awake && wasAwake
             guard waking || sleeping || code != state.written else { return (decision.recheckAt, cutNow) }
             try withStopGuardSection(state.guardSlot) { () throws(BackendFailure) in
@@ -296,5 +340,30 @@ final class I2CDevice: DeviceDriver, DeadlineTarget {
         }
         watchdog.schedule(self, at: recheck)
         if cutNow { services.log(HAPTICS_LOG_WARNING, config.limits.cutWarning(deviceID: id)) }
+    }
+
+    /// ``update(_:)`` while a started sequence may play (the chip in internal-trigger mode):
+    /// awake at zero, it plays on; asleep, it plays to its end (GO read back as 0, or its deadline
+    /// passed), then the chip idles; any drive ends it and returns to real-time playback.
+    /// Returns when to look again.
+    private func sequenceUpdate(
+        _ state: inout State, _ link: I2CChipLink, code: UInt8, deadline: UInt64, recheck: UInt64?, now: UInt64
+    ) throws(BackendFailure) -> UInt64? {
+        if state.awake, code == plan.zeroCode { return recheck }
+        if !state.awake {
+            if now < deadline, try link.read(.go) & 0x01 != 0 {
+                let poll = now + Self.sequencePollNanoseconds
+                return min(recheck ?? poll, poll)
+            }
+            try guarded(state, link, plan.halt)
+            state.sequenceDeadline = nil
+            state.written = plan.zeroCode
+            powerDown(&state)
+            return recheck
+        }
+        try guarded(state, link, [DRV260x.Write(.go, 0)] + plan.wake + [DRV260x.Write(.rtpInput, code)])
+        state.sequenceDeadline = nil
+        state.written = code
+        return recheck
     }
 }

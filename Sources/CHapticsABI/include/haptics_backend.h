@@ -83,6 +83,9 @@
  *        and auto-calibration): HAPTICS_DEVICE_NATIVE_EFFECTS and HAPTICS_DEVICE_SELF_CALIBRATION,
  *        and `play_native`, `self_calibrate` and `restore_calibration` appended to
  *        `haptics_backend_v1` (optional).
+ *   1.8  the feedback vocabulary on a device's own effects: `native_feedback` (which stored
+ *        effect plays a vocabulary effect) and `start_native` (a stored effect started without
+ *        waiting for its end) appended to `haptics_backend_v1` (optional).
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -516,6 +519,29 @@ typedef struct haptics_backend_v1 {
      * negative errno value.
      */
     int (* _Nullable restore_calibration)(void * _Nullable device, const char * _Nonnull stored);
+
+    /* ---- ABI 1.8: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Says which of its stored effects a device with HAPTICS_DEVICE_NATIVE_EFFECTS plays for the
+     * feedback vocabulary's effect `effect` ("impact.heavy") at `scale` (0...1] of its strength:
+     * writes the sequence, in the text form `play_native` and `start_native` take, NUL-terminated
+     * to `sequence`. Touches no hardware, and gives the same answer for the same arguments while
+     * the device is open. Returns 0, -ENOENT (no stored effect fits: the host renders the effect
+     * with frames), -ENOSPC (`size` too small), or another negative errno value.
+     */
+    int (* _Nullable native_feedback)(void * _Nullable device, const char * _Nonnull effect, double scale,
+                                      char * _Nonnull sequence, size_t size);
+
+    /**
+     * Starts `sequence` (as `play_native` takes it) on a device with HAPTICS_DEVICE_NATIVE_EFFECTS
+     * and returns without waiting for its end. It plays on through `stop` and frames of zero
+     * amplitude; a frame with any amplitude, another `start_native` or `play_native`, and
+     * `close` end it at once; `sleep` lets it finish, then idles the device. The process's death
+     * ends it (the stop guard). Returns 0, -EINVAL (a step the device does not have: `last_error`
+     * names it; nothing was played), -EOPNOTSUPP, or another negative errno value.
+     */
+    int (* _Nullable start_native)(void * _Nullable device, const char * _Nonnull sequence);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

@@ -29,6 +29,15 @@ public protocol Actuator: AnyObject, Sendable {
     /// in its backend's text form, and returns when it has played. The default throws
     /// ``DeviceError/noNativeEffects(deviceID:)``.
     func playNative(_ sequence: String) throws(DeviceError)
+    /// Which of its stored effects the device plays for the feedback vocabulary's effect `effect`
+    /// at `scale` (0…1] of its strength, in the text form ``playNative(_:)`` takes; nil when none
+    /// fits (the engine then renders the effect with frames). Touches no hardware. The default: nil.
+    func nativeFeedback(_ effect: String, scale: Double) -> String?
+    /// Starts `sequence` (as ``playNative(_:)`` takes it) and returns without waiting for its end.
+    /// It plays on through ``stop()`` and silent frames; a frame with any amplitude, another start
+    /// and ``close()`` end it; ``sleep()`` lets it finish first. The default throws
+    /// ``DeviceError/noNativeEffects(deviceID:)``.
+    func startNative(_ sequence: String) throws(DeviceError)
     /// Runs the device's own calibration (``DeviceDescription/selfCalibrates``) and returns its
     /// results by name, the device left idle. The default throws ``DeviceError/noSelfCalibration(deviceID:)``.
     func selfCalibrate() throws(DeviceError) -> [String: Double]
@@ -43,6 +52,14 @@ extension Actuator {
 
     /// No effects of its own.
     public func playNative(_ sequence: String) throws(DeviceError) {
+        throw .noNativeEffects(deviceID: description.id)
+    }
+
+    /// No effects of its own.
+    public func nativeFeedback(_ effect: String, scale: Double) -> String? { nil }
+
+    /// No effects of its own.
+    public func startNative(_ sequence: String) throws(DeviceError) {
         throw .noNativeEffects(deviceID: description.id)
     }
 

@@ -163,6 +163,20 @@ public final class HapticDevice: Sendable {
         try serialised { () throws(DeviceError) in try actuator.playNative(sequence) }
     }
 
+    /// Which of its stored effects the device plays for the feedback vocabulary's effect `effect`
+    /// at `scale` (0…1] of its strength (a DRV2605L: `impact.heavy` is `strong-click-100`), or nil
+    /// when none fits and the effect renders with frames (ABI 1.8). Touches no hardware.
+    public func nativeFeedback(_ effect: String, scale: Double) -> String? {
+        actuator.nativeFeedback(effect, scale: scale)
+    }
+
+    /// Starts `sequence` (as ``playNative(_:)`` takes it) without waiting for its end (ABI 1.8).
+    /// Call while an activity holds the device awake (the engine does): it plays on through the
+    /// activity's end, and the device idles once it has finished. A frame with any amplitude ends it.
+    public func startNative(_ sequence: String) throws(DeviceError) {
+        try serialised { () throws(DeviceError) in try actuator.startNative(sequence) }
+    }
+
     /// Runs the device's own calibration (``DeviceDescription/selfCalibrates``: a driver IC's
     /// auto-calibration) and returns its results by name, to store in the device's profile
     /// (``CalibrationProfile/deviceCalibration``). The device is left idle.

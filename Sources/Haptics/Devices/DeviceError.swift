@@ -17,6 +17,10 @@ public enum DeviceOperation: String, Sendable, Hashable {
     case selfCalibrate = "self_calibrate"
     /// `restore_calibration`: stored results of the device's own calibration (ABI 1.7).
     case restoreCalibration = "restore_calibration"
+    /// `native_feedback`: which stored effect plays a vocabulary effect (ABI 1.8).
+    case nativeFeedback = "native_feedback"
+    /// `start_native`: stored effects started without waiting for their end (ABI 1.8).
+    case startNative = "start_native"
 }
 
 /// Why a device could not be found, opened or driven. Each case names the device and the fix.

@@ -41,6 +41,17 @@ struct PlayerState: Sendable {
     /// No object owns the player any more (a feedback play, a released player): the engine forgets
     /// it once it has finished.
     var isOrphan = false
+    /// The feedback vocabulary's effect the timeline is (its name), when it is one: at each start,
+    /// a silent device that stores a fitting effect plays it itself (ABI 1.8's `start_native`).
+    var feedback: String?
+    /// The devices (bit i: output i) playing this start from their own stored effects: nothing
+    /// is rendered for them.
+    var native: UInt64 = 0
+
+    /// Whether output `index` plays this player from its own stored effects.
+    func isNative(on index: Int) -> Bool {
+        index < UInt64.bitWidth && native & (1 << UInt64(index)) != 0
+    }
 
     init(timeline: PatternTimeline) {
         self.timeline = timeline
@@ -162,6 +173,12 @@ struct DeviceOutput: Sendable {
     var lost = false
     /// The device failed with an error other than loss: nothing is sent to it until the next start.
     var faulted = false
+    /// Whether the device stores effects of its own (``DeviceDescription/hasNativeEffects``).
+    let hasNativeEffects: Bool
+    /// What the device answered for feedback effects lately (``HapticDevice/nativeFeedback(_:scale:)``):
+    /// the effect's name, its scale and the stored effects that play it (nil: none fits), a few
+    /// entries, oldest first. Only devices with effects of their own fill it.
+    private var nativeAnswers: [(effect: String, scale: Double, sequence: String?)] = []
 
     init(device: HapticDevice, profile: CalibrationProfile?) {
         self.device = device
@@ -175,6 +192,7 @@ struct DeviceOutput: Sendable {
         firstFrames.reserveCapacity(Self.firstFrameCapacity)
         voices.reserveCapacity(8)
         takesClips = device.description.sampleStream != nil
+        hasNativeEffects = device.description.hasNativeEffects
         if takesClips {
             clips.reserveCapacity(InlineClips.capacity)
             lastClips.reserveCapacity(InlineClips.capacity)
@@ -237,6 +255,18 @@ struct DeviceOutput: Sendable {
     /// `drive` rounded to the amplitude steps channel `channel` renders (no frequency when off).
     private func quantized(_ drive: ChannelDrive, channel: Int) -> ChannelDrive {
         ChannelDrive(amplitude: (drive.amplitude * steps[channel]).rounded() / steps[channel], frequency: drive.amplitude > 0 ? drive.frequency : 0)
+    }
+
+    /// The stored effects that play feedback effect `effect` at `scale` on this device, or nil
+    /// (asked once per effect and scale, then remembered).
+    mutating func nativeFeedback(_ effect: String, scale: Double) -> String? {
+        for index in nativeAnswers.indices where nativeAnswers[index].effect == effect && nativeAnswers[index].scale == scale {
+            return nativeAnswers[index].sequence
+        }
+        let sequence = device.nativeFeedback(effect, scale: scale)
+        if nativeAnswers.count == Self.firstFrameCapacity { nativeAnswers.removeFirst() }
+        nativeAnswers.append((effect, scale, sequence))
+        return sequence
     }
 
     /// Whether the engine last sent silence on every channel, and no clip.

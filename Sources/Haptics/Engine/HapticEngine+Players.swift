@@ -21,9 +21,12 @@ extension HapticEngine {
     /// Plays `timeline` now, fire-and-forget, with every intensity multiplied by `intensityScale`:
     /// a deferred feedback's path, one lock and no player object. `now` is the engine clock's
     /// current time, as the caller has just read it.
-    func play(_ timeline: PatternTimeline, intensityScale: Double, at now: HapticInstant) throws(HapticEngineError) {
+    /// `feedback` names the vocabulary effect the timeline is, if it is one (see ``PlayerState/feedback``).
+    func play(_ timeline: PatternTimeline, intensityScale: Double, feedback: String? = nil, at now: HapticInstant) throws(HapticEngineError) {
         var notices: [Notice] = []
-        let failure = core.withLock { core in playLocked(timeline, intensityScale: intensityScale, at: now, &core, notices: &notices) }
+        let failure = core.withLock { core in
+            playLocked(timeline, intensityScale: intensityScale, feedback: feedback, at: now, &core, notices: &notices)
+        }
         deliver(notices)
         if let failure { throw failure }
     }
@@ -42,15 +45,16 @@ extension HapticEngine {
             let interval = Self.feedbackInterval(for: effect.kind, &core)
             let decision = overuseGuard.admit(effect, scale: scale, interval: interval, at: now, clock: clock, play: deferredPlay)
             guard case .played = decision else { return (decision, nil) }
-            return (decision, playLocked(effect.timeline, intensityScale: scale, at: now, &core, notices: &notices))
+            return (decision, playLocked(effect.timeline, intensityScale: scale, feedback: effect.name, at: now, &core, notices: &notices))
         }
         deliver(notices)
         return result
     }
 
-    /// Starts `timeline` as a player of its own that leaves the table when it ends, under the lock.
+    /// Starts `timeline` as a player of its own that leaves the table when it ends, under the lock;
+    /// `feedback` names the vocabulary effect it is, if it is one.
     func playLocked(
-        _ timeline: PatternTimeline, intensityScale: Double, at now: HapticInstant, _ core: inout Core, notices: inout [Notice]
+        _ timeline: PatternTimeline, intensityScale: Double, feedback: String?, at now: HapticInstant, _ core: inout Core, notices: inout [Notice]
     ) -> HapticEngineError? {
         if !core.running {
             guard core.outputs.contains(where: { !$0.lost }) else { return .allDevicesLost }
@@ -60,12 +64,13 @@ extension HapticEngine {
         core.nextPlayerID += 1
         var player = PlayerState(timeline: timeline)
         player.intensityScale = intensityScale
+        player.feedback = feedback
         player.isOrphan = true
         // Started before it is stored: one insertion, no copy of the state out of the table.
         var failures: [(index: Int, error: DeviceError)] = []
         let next = startNow(&player, on: &core.outputs, policy: core.policy, longestTap: core.longestTap, now: now, failures: &failures, notices: &notices)
         started(&core, at: now, next: next, failures: failures, notices: &notices)
-        core.players.append(id, consume player)
+        core.players.append(id, player)
         return nil
     }
 
@@ -121,6 +126,7 @@ extension HapticEngine {
         failures: inout [(index: Int, error: DeviceError)], notices: inout [Notice]
     ) -> HapticInstant {
         apply(.start, at: now, to: &player, notices: &notices)
+        startNative(&player, on: &outputs, policy: policy, failures: &failures)
         // Untouched controls change nothing: no array of their values to build.
         let untouched = player.controls.tracks.isUntouched
         let external = untouched ? nil : player.controls.tracks.values(at: now.seconds)
@@ -132,6 +138,7 @@ extension HapticEngine {
         if !player.timeline.clipEvents.isEmpty { fullPass = true }
         for index in outputs.indices where !outputs[index].lost {
             if outputs[index].faulted { outputs[index].faulted = false }
+            if player.isNative(on: index) { continue }
             guard policy.isEnabled, !player.isMuted else {
                 fullPass = true
                 continue
@@ -182,6 +189,35 @@ extension HapticEngine {
             }
         }
         return fullPass ? now : (firstChange ?? now)
+    }
+
+    /// At a start of `player`, a feedback effect's: every silent device that stores an effect
+    /// fitting it starts that (ABI 1.8), and the player renders nothing for it. Waking the device
+    /// begins the engine's activity on it, which holds it awake while the player plays and lets
+    /// it idle once the stored effect has ended. A device playing frames already mixes the effect
+    /// into them instead. A device that cannot start it renders it with frames too (logged); one
+    /// that is gone is left in `failures`.
+    func startNative(_ player: inout PlayerState, on outputs: inout [DeviceOutput], policy: HapticPolicy, failures: inout [(index: Int, error: DeviceError)]) {
+        player.native = 0
+        guard let effect = player.feedback, policy.isEnabled, !player.isMuted else { return }
+        let scale = player.intensityScale * policy.intensityScale
+        for index in outputs.indices where index < UInt64.bitWidth && outputs[index].hasNativeEffects && !outputs[index].lost && outputs[index].isSilent {
+            guard let sequence = outputs[index].nativeFeedback(effect, scale: scale) else { continue }
+            let device = outputs[index].device
+            do throws(DeviceError) {
+                if !outputs[index].active {
+                    try device.beginActivity()
+                    outputs[index].active = true
+                }
+                try device.startNative(sequence)
+                outputs[index].faulted = false
+                player.native |= 1 << UInt64(index)
+            } catch where error.isDeviceLost {
+                failures.append((index, error))
+            } catch {
+                logger.warning("\(error); \(effect) plays with frames")
+            }
+        }
     }
 
     /// After ``startNow(_:on:policy:longestTap:now:failures:notices:)``: notes the activity, fails

@@ -45,8 +45,13 @@ extension HapticEngine {
         for slot in core.players.slots.indices {
             while let first = core.players.slots[slot].state.pending.first, first.time <= now {
                 core.players.slots[slot].state.pending.removeFirst()
-                if case .start = first.command { startedThisPass = true }
                 apply(first.command, at: first.time, to: &core.players.slots[slot].state, notices: &notices)
+                if case .start = first.command {
+                    startedThisPass = true
+                    var failures: [(index: Int, error: DeviceError)] = []
+                    startNative(&core.players.slots[slot].state, on: &core.outputs, policy: core.policy, failures: &failures)
+                    for failure in failures { fail(&core, index: failure.index, error: failure.error, notices: &notices) }
+                }
             }
             consider(core.players.slots[slot].state.pending.first?.time)
             if let slowestWake, let start = core.players.slots[slot].state.pending.first(where: { if case .start = $0.command { true } else { false } }) {
@@ -171,6 +176,11 @@ extension HapticEngine {
         let externalRamping = !untouched && player.controls.tracks.isRamping(at: now.seconds)
         if !untouched { consider(player.controls.tracks.nextBreakpoint(after: now.seconds).map { HapticInstant(seconds: $0) }) }
         for index in outputs.indices where !outputs[index].lost {
+            // The device plays it from its own stored effects: only the player's end counts.
+            if player.isNative(on: index) {
+                consider(player.instant(ofChange: nil, end: end, from: now, position: position))
+                continue
+            }
             let step = outputs[index].step
             let shape = outputs[index].mapper.profile.transient
             outputs[index].voices.removeAll(keepingCapacity: true)

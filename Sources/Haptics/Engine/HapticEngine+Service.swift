@@ -17,9 +17,11 @@ extension HapticEngine {
     /// muted when `muted`, and calls `completion` as ``HapticAdvancedPatternPlayer/completionHandler``
     /// does; set up in one step, without an engine pass, so a service's start is not delayed.
     /// `clips`, when given, are the clips its `AudioCustom` events find by name instead of the
-    /// engine's registered ones (a service's client's own).
+    /// engine's registered ones (a service's client's own). `feedback`, when `pattern` is a
+    /// vocabulary effect's (``FeedbackEffect/pattern``), names it: a device that stores an effect
+    /// fitting it plays that instead of frames (a DRV2605L's ROM click for `impact.heavy`).
     public func makeAdvancedPlayer(
-        with pattern: HapticPattern, intensityScale: Double, muted: Bool = false, clips: [String: AudioClip]? = nil,
+        with pattern: HapticPattern, intensityScale: Double, muted: Bool = false, clips: [String: AudioClip]? = nil, feedback: String? = nil,
         completion: (@Sendable ((any Error)?) -> Void)? = nil
     ) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer {
         let player: any HapticAdvancedPatternPlayer
@@ -33,6 +35,7 @@ extension HapticEngine {
         _ = updatePlayer(local.id, render: false) { state, _ in
             state.intensityScale = clamped
             state.isMuted = muted
+            state.feedback = feedback
             state.completion = completion
         }
         return player

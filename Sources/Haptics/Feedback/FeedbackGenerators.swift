@@ -15,7 +15,7 @@ final class FeedbackCore: Sendable {
         deferredPlay = { [weak engine] effect, scale in
             guard let engine else { return }
             do throws(HapticEngineError) {
-                try engine.play(effect.timeline, intensityScale: scale, at: engine.clock.now())
+                try engine.play(effect.timeline, intensityScale: scale, feedback: effect.name, at: engine.clock.now())
             } catch {
                 Self.notPlayed(effect, error, on: engine)
             }

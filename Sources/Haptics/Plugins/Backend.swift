@@ -101,6 +101,22 @@ public final class Backend: @unchecked Sendable {
         return table.play_native
     }
 
+    /// The plugin's `native_feedback`, when its table has one (ABI 1.8).
+    var nativeFeedbackFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>, Double, UnsafeMutablePointer<CChar>, Int) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.native_feedback),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.native_feedback
+    }
+
+    /// The plugin's `start_native`, when its table has one (ABI 1.8).
+    var startNativeFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>) -> Int32)? {
+        guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.start_native),
+            Int(table.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size
+        else { return nil }
+        return table.start_native
+    }
+
     /// The plugin's `self_calibrate`, when its table has one (ABI 1.7).
     var selfCalibrateFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>, Int) -> Int32)? {
         guard let offset = MemoryLayout<haptics_backend_v1>.offset(of: \.self_calibrate),

@@ -178,6 +178,27 @@ public final class PluginActuator: Actuator {
         try perform(.playNative) { device in play(device, sequence) }
     }
 
+    /// Calls the plugin's `native_feedback` (ABI 1.8); nil when it has none, or answers that no
+    /// stored effect fits (-ENOENT) or fails (logged: the effect then plays with frames).
+    public func nativeFeedback(_ effect: String, scale: Double) -> String? {
+        guard description.hasNativeEffects, let query = backend.nativeFeedbackFunction, backend.startNativeFunction != nil else { return nil }
+        var buffer = [CChar](repeating: 0, count: 512)
+        do throws(DeviceError) {
+            try perform(.nativeFeedback) { device in buffer.withUnsafeMutableBufferPointer { query(device, effect, scale, $0.baseAddress!, $0.count) } }
+        } catch {
+            if case .backendFailure(_, _, _, ENOENT, _) = error { return nil }
+            backend.host.logger.warning("\(error); \(effect) plays with frames")
+            return nil
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Calls the plugin's `start_native` (ABI 1.8).
+    public func startNative(_ sequence: String) throws(DeviceError) {
+        guard description.hasNativeEffects, let start = backend.startNativeFunction else { throw .noNativeEffects(deviceID: description.id) }
+        try perform(.startNative) { device in start(device, sequence) }
+    }
+
     /// Calls the plugin's `self_calibrate` (ABI 1.7) and reads its `key=value` lines.
     public func selfCalibrate() throws(DeviceError) -> [String: Double] {
         guard description.selfCalibrates, let calibrate = backend.selfCalibrateFunction else { throw .noSelfCalibration(deviceID: description.id) }

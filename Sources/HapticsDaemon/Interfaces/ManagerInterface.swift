@@ -227,7 +227,8 @@ extension HapticsDaemon {
         guard let engine = owned.engine else { throw DaemonError.deviceUnavailable(owned.id, reason: owned.unavailableReason ?? "not open") }
         let record = PlayerRecord(
             id: id, owner: owner, appID: app, deviceID: owned.id, origin: .effect(name: effect.name, kind: effect.kind), oneShot: true, intensity: scale)
-        try players.attach(record, pattern: effect.pattern, engine: engine, scale: scale * policy.appScale(app: app), muted: !policy.isEnabled(app: app))
+        try players.attach(
+            record, pattern: effect.pattern, engine: engine, scale: scale * policy.appScale(app: app), muted: !policy.isEnabled(app: app), feedback: effect.name)
         do {
             try record.player?.start(atTime: 0)
         } catch {

@@ -66,8 +66,8 @@ final class PlayerRegistry {
     }
 
     /// Makes the engine's player for `record` from `pattern` on `engine`, scaled and muted as given.
-    func attach(_ record: PlayerRecord, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool) throws(BusError) {
-        let player = try maker.make(record.id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: record.deviceID)
+    func attach(_ record: PlayerRecord, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool, feedback: String? = nil) throws(BusError) {
+        let player = try maker.make(record.id, pattern: pattern, engine: engine, scale: scale, muted: muted, device: record.deviceID, feedback: feedback)
         adopt(record, player: player, engine: engine, pattern: pattern)
     }
 
@@ -90,14 +90,15 @@ final class PlayerRegistry {
         let registry: UncheckedMain<PlayerRegistry>
 
         /// The engine's player for record `id`, from `pattern` on `engine`, scaled and muted as given;
-        /// its `AudioCustom` events find `clips` (its client's, ``AudioStore``) by name.
+        /// its `AudioCustom` events find `clips` (its client's, ``AudioStore``) by name; `feedback` names the vocabulary
+        /// effect `pattern` is, so a device storing a fitting effect plays that.
         func make(
             _ id: UInt64, pattern: HapticPattern, engine: HapticEngine, scale: Double, muted: Bool, device: String,
-            clips: [String: AudioClip] = [:]
+            clips: [String: AudioClip] = [:], feedback: String? = nil
         ) throws(BusError) -> any HapticAdvancedPatternPlayer {
             let queue = self.queue, registry = self.registry
             do {
-                return try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted, clips: clips) { error in
+                return try engine.makeAdvancedPlayer(with: pattern, intensityScale: scale, muted: muted, clips: clips, feedback: feedback) { error in
                     queue.post { registry.value.playerFinished(id, error: error) }
                 }
             } catch {

@@ -1,6 +1,7 @@
 import DRV260x
 import Foundation
 import GPIOBoards
+import Haptics
 import HapticsSupport
 import Testing
 
@@ -290,5 +291,36 @@ struct I2CBoardFileTests {
         } catch {
             #expect(error.description.contains("$.actuators[1].i2c.bus: /dev/i2c-1 address 0x5a is already $.actuators[0]'s chip"), "\(error)")
         }
+    }
+
+    @Test("the feedback vocabulary on the ROM: single taps only, each a vocabulary effect; the intensity picks the nearest strength; too weak or unmapped is nil")
+    func feedbackMapping() throws {
+        for mapping in FeedbackROM.mappings {
+            let effect = try #require(FeedbackEffect.named(mapping.effect), "\(mapping.effect) is not in the vocabulary")
+            #expect(effect.pattern.events.count == 1, "\(mapping.effect) is a single tap or bump")
+            #expect(mapping.family.contains { $0.percent == mapping.nominal }, "\(mapping.effect): nominal \(mapping.nominal) % is a member")
+            #expect(mapping.family.map(\.percent) == mapping.family.map(\.percent).sorted(by: >))
+            #expect(!mapping.why.isEmpty)
+        }
+        // Rhythms and ramps stay on RTP.
+        for name in ["notification.success", "notification.error", "watch.directionUp", "watch.retry", "android.spin", "android.quickRise"] {
+            #expect(FeedbackROM.sequence(for: name, scale: 1) == nil, "\(name)")
+        }
+        func played(_ effect: String, _ scale: Double) -> String? { FeedbackROM.sequence(for: effect, scale: scale)?.description }
+        #expect(played("impact.heavy", 1) == "strong-click-100")
+        #expect(played("impact.heavy", 0.5) == "strong-click-60")  // 50 %: 60 is nearer than 30 by ratio
+        #expect(played("impact.heavy", 0.3) == "strong-click-30")
+        #expect(played("impact.heavy", 0.23) == "strong-click-30")
+        #expect(played("impact.heavy", 0.2) == nil, "20 % is below three quarters of the weakest click")
+        #expect(played("impact.rigid", 1) == "sharp-click-100")
+        #expect(played("impact.soft", 1) == "soft-bump-60")
+        #expect(played("impact.medium", 1) == "medium-click-1-100")
+        #expect(played("impact.light", 1) == "medium-click-3-60")
+        #expect(played("selection", 1) == "sharp-tick-3-60")
+        #expect(played("selection", 0.5) == nil)
+        #expect(played("android.thud", 1) == "soft-bump-100")
+        #expect(played("impact.heavy", 0) == nil && played("impact.heavy", .nan) == nil)
+        #expect(played("impact.heavy", 7) == "strong-click-100", "a scale above 1 plays at full strength")
+        #expect(FeedbackROM.sequence(for: "impact.heavy", scale: 1)?.steps == [.effect(1)])
     }
 }

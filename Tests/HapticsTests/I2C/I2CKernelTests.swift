@@ -26,11 +26,11 @@ extension GuestExclusiveKernelTests {
             }
         }
 
-        static func system(boards: String) -> HapticSystem {
+        static func system(boards: String, clock: any HapticClock = ManualClock()) -> HapticSystem {
             HapticSystem(
                 configuration: .init(
                     searchPath: PluginSearchPath(directories: [TestSupport.buildDirectory]),
-                    settings: ["i2c.boards": boards, "gpio.boards": boards, "recording.devices": "none"], clock: ManualClock(), daemon: .never,
+                    settings: ["i2c.boards": boards, "gpio.boards": boards, "recording.devices": "none"], clock: clock, daemon: .never,
                     profileStore: nil))
         }
 
@@ -200,6 +200,69 @@ extension GuestExclusiveKernelTests {
             #expect(badOutput.contains("\"bogus-click\" is not a ROM effect"), "\(badOutput)")
             let afterBad = chip.backendWrites()
             #expect(!afterBad.contains { (0x04...0x0B).contains($0.register) } && !afterBad.contains(.init(.go, 1)), "a bad sequence writes no slot and no GO: \(afterBad)")
+        }
+
+        @Test(
+            "the feedback vocabulary on the ROM: a tap starts its ROM click with no RTP drive and idles once the chip has played it; the intensity picks the strength; a rhythm renders through RTP; a drive ends a started click"
+        )
+        func feedbackOnROM() throws {
+            let chip = try I2CStubChip()
+            defer { chip.finish() }
+            let directory = TestSupport.makeTemporaryDirectory("i2c-feedback")
+            let board = try chip.writeBoard(name: "stub-fb", actuator: "lra", drive: Self.lraDrive, limits: Self.lraLimits, in: directory)
+            let plan = try Self.plan(.lra)
+            func rom(_ text: String) throws -> [DRV260x.Write] { plan.romSequence(try ROMSequence(parsing: text)) }
+            let device = try Self.system(boards: board, clock: SystemClock(name: "i2c-feedback")).openDevice("i2c:stub-fb:lra")
+            defer { device.close() }
+            let engine = try HapticEngine(devices: [device], profileStore: nil, policy: HapticPolicy())
+            defer { engine.stop() }
+            _ = chip.backendWrites()
+
+            // impact.heavy at full and at half intensity: strong-click-100, then -60 (nearest to 50 %).
+            let impact = ImpactFeedbackGenerator(style: .heavy, engine: engine)
+            for (intensity, effect) in [(1.0, "strong-click-100"), (0.5, "strong-click-60")] {
+                impact.impactOccurred(intensity: intensity)
+                usleep(250_000)
+                let writes = chip.allWrites()
+                let backend = writes.filter { !$0.own }.map(\.write)
+                #expect(backend == [.init(.mode, 0x05)] + (try rom(effect)) + plan.halt, "\(effect): \(backend)")
+                // Idled after the chip ended the click itself (its own GO clear), not by cutting it.
+                let chipEnded = writes.firstIndex { $0.own && $0.write == .init(.go, 0) }
+                let halted = writes.lastIndex { !$0.own && $0.write == .init(.mode, 0x40) }
+                #expect(chipEnded != nil && halted != nil && chipEnded! < halted!, "\(writes)")
+                #expect(chip.read(0x01) == 0x40 && chip.read(0x02) == 0x00)
+            }
+
+            // A rhythm has no ROM equivalent whose timing is known: RTP frames, no sequence.
+            NotificationFeedbackGenerator(engine: engine).notificationOccurred(.success)
+            usleep(400_000)
+            let rhythm = chip.backendWrites()
+            #expect(!rhythm.contains(.init(.go, 1)) && rhythm.contains { $0.register == 0x02 && $0.value != 0 }, "\(rhythm)")
+            #expect(Array(rhythm.suffix(2)) == plan.sleep, "\(rhythm)")
+
+            // A pattern's drive right after a started click ends it and returns to real-time playback.
+            impact.impactOccurred()
+            let buzz = try HapticPattern(events: [
+                HapticEvent(
+                    eventType: .hapticContinuous, parameters: [.init(parameterID: .hapticIntensity, value: 1), .init(parameterID: .hapticSharpness, value: 0.5)],
+                    relativeTime: 0, duration: 0.05)
+            ])
+            try engine.makePlayer(with: buzz).start(atTime: 0)
+            usleep(400_000)
+            let preempted = chip.backendWrites()
+            let click = try rom("strong-click-100")
+            let started = try #require((0...max(0, preempted.count - click.count)).first { Array(preempted[$0..<min($0 + click.count, preempted.count)]) == click }, "\(preempted)")
+            let after = Array(preempted[(started + click.count)...])
+            #expect(after.prefix(2) == [.init(.go, 0), .init(.mode, 0x05)], "\(preempted)")
+            #expect(after.dropFirst(2).first.map { $0.register == 0x02 && $0.value != 0 } == true, "\(preempted)")
+            #expect(Array(preempted.suffix(2)) == plan.sleep, "\(preempted)")
+
+            // haptic-cal plays a vocabulary name the same way, and says which ROM effect played it.
+            let (ending, output) = try Self.halCal(["play", "i2c:stub-fb:lra", "impact.rigid"], board: board, directory: directory)
+            #expect(ending == .exited(0), "\(output)")
+            #expect(output.contains("i2c:stub-fb:lra plays impact.rigid from its own effects: sharp-click-100"), "\(output)")
+            let cli = chip.backendWrites()
+            #expect(cli.contains(.init(address: 0x04, 4)) && cli.contains(.init(.go, 1)) && !cli.contains { $0.register == 0x02 && $0.value != 0 }, "\(cli)")
         }
 
         @Test("haptic-cal calibrate runs auto-calibration, stores its results in the profile; the next open writes them back")

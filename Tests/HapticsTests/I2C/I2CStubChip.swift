@@ -191,15 +191,21 @@ final class I2CStubChip: @unchecked Sendable {
 
     /// The writes since the last call that were not this chip's own (between its markers), in order.
     func backendWrites() -> [DRV260x.Write] {
+        allWrites().filter { !$0.own }.map(\.write)
+    }
+
+    /// Every write since the last call, in order, each marked whether this chip made it (between
+    /// its markers) or the backend did.
+    func allWrites() -> [(own: Bool, write: DRV260x.Write)] {
         // Give the kernel log a moment: a write returns before its record is readable.
         usleep(20_000)
-        var result: [DRV260x.Write] = []
+        var result: [(own: Bool, write: DRV260x.Write)] = []
         var inOwn = false
         for (_, write) in loggedWrites() {
             if write.register == Self.marker {
                 inOwn = write.value == 1
-            } else if !inOwn {
-                result.append(write)
+            } else {
+                result.append((inOwn, write))
             }
         }
         return result
