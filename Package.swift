@@ -73,7 +73,7 @@ let package = Package(
         // The recording backend, and its file format defined once (the backend writes it, HapticsTools reads it).
         .target(name: "HapticsRecordingFormat", dependencies: ["HapticsSupport", "HapticsTriggers"], path: "Plugins/Recording/Format"),
         .target(
-            name: "HapticsRecordingBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat", "HapticsTriggers"], path: "Plugins/Recording",
+            name: "HapticsRecordingBackend", dependencies: ["CHapticsABI", "HapticsPluginKit", "HapticsSupport", "HapticsRecordingFormat", "HapticsTriggers", "DRV260x"], path: "Plugins/Recording",
             exclude: ["Format"]),
         // HID gamepads: pure report encoders (tested directly) and the hidapi backend.
         // The stop guard both hardware plugins link (signals, exit) and its supervisor (every other death).

@@ -1,4 +1,5 @@
 import CHapticsABI
+import DRV260x
 import HapticsPluginKit
 import HapticsSupport
 import HapticsTriggers
@@ -154,6 +155,35 @@ final class RecordingDevice: DeviceDriver {
         // Written at once (effects are set seldom, and a reader waits for them while the device stays awake).
         try backend.log?.flush()
         state.withLock { $0.triggers = engaged }
+    }
+
+    /// A simulated DRV2605L answers as the i2c backend does for the chip: the same ROM mapping.
+    func nativeFeedback(_ effect: String, scale: Double) -> String? {
+        guard simulated.spec.nativeEffects else { return nil }
+        return FeedbackROM.sequence(for: effect, scale: scale)?.description
+    }
+
+    func startNative(_ sequence: String) throws(BackendFailure) {
+        try recordNative(sequence, waited: false)
+    }
+
+    func playNative(_ sequence: String) throws(BackendFailure) {
+        try recordNative(sequence, waited: true)
+    }
+
+    /// Checks `sequence` as a DRV2605L's ROM sequence (what the chip would refuse, this refuses)
+    /// and records it, written out at once.
+    private func recordNative(_ sequence: String, waited: Bool) throws(BackendFailure) {
+        guard simulated.spec.nativeEffects else { throw BackendFailure(code: EOPNOTSUPP, "\(id): the simulated device has no effects of its own") }
+        try checkPresent()
+        let parsed: ROMSequence
+        do throws(ROMSequenceError) {
+            parsed = try ROMSequence(parsing: sequence)
+        } catch {
+            throw BackendFailure(code: EINVAL, "\(id): \(error)")
+        }
+        backend.log?.append(native: parsed.description, waited: waited, device: id)
+        try backend.log?.flush()
     }
 
     /// Records both triggers set free when an effect holds either (sleep and close release them).

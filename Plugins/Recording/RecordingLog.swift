@@ -19,6 +19,7 @@ final class RecordingLog: Sendable {
         case event(time: UInt64, event: RecordingFormat.Event, device: String)
         case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Float, frequency: Float)])
         case triggers(time: UInt64, device: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
+        case native(time: UInt64, device: String, sequence: String, waited: Bool)
     }
 
     private let file: OwnedFileDescriptor
@@ -60,6 +61,12 @@ final class RecordingLog: Sendable {
         pending.withLock { $0.append(.triggers(time: now, device: device, right: right, left: left)) }
     }
 
+    /// Records stored effects played now.
+    func append(native sequence: String, waited: Bool, device: String) {
+        let now = Monotonic.now()
+        pending.withLock { $0.append(.native(time: now, device: device, sequence: sequence, waited: waited)) }
+    }
+
     /// Formats and writes out everything recorded so far.
     func flush() throws(BackendFailure) {
         let records = pending.withLock { records in
@@ -76,6 +83,8 @@ final class RecordingLog: Sendable {
                 RecordingFormat.appendFrame(time: time, device: device, frameTime: frameTime, channels: channels, to: &text)
             case .triggers(let time, let device, let right, let left):
                 RecordingFormat.appendTriggers(time: time, device: device, right: right, left: left, to: &text)
+            case .native(let time, let device, let sequence, let waited):
+                RecordingFormat.appendNative(time: time, device: device, sequence: sequence, waited: waited, to: &text)
             }
         }
         try write(Array(text.utf8))
@@ -101,6 +110,6 @@ final class RecordingLog: Sendable {
                     frequencyRange: channel.frequencyRange.map { Double($0.lowerBound)...Double($0.upperBound) },
                     resonantFrequency: channel.resonantFrequency > 0 ? Double(channel.resonantFrequency) : nil,
                     nominalFrequency: channel.nominalFrequency > 0 ? Double(channel.nominalFrequency) : nil)
-            }, adaptiveTriggers: spec.adaptiveTriggers)
+            }, adaptiveTriggers: spec.adaptiveTriggers, nativeEffects: spec.nativeEffects)
     }
 }

@@ -59,6 +59,16 @@ enum Presets {
             spec.adaptiveTriggers = true
             return spec
         }()),
+        // A DRV2605L breakout's LRA: frames are its real-time playback, and its ROM effects
+        // (the i2c backend's mapping of the feedback vocabulary) are recorded as `native` lines.
+        "drv2605l": SimulatedDevice(spec: {
+            var spec = DeviceSpec(
+                id: "recording:drv2605l", name: "Simulated DRV2605L with a 175 Hz LRA", actuator: HAPTICS_ACTUATOR_LRA,
+                channels: [ChannelSpec(name: "main", actuator: HAPTICS_ACTUATOR_LRA, resonantFrequency: 175, nominalFrequency: 175)],
+                minimumUpdateIntervalNanoseconds: 4_000_000, wakeLatencyNanoseconds: 1_000_000)
+            spec.nativeEffects = true
+            return spec
+        }()),
         "hdrumble": SimulatedDevice(spec: DeviceSpec(
             id: "recording:hdrumble", name: "Simulated HD-rumble controller", actuator: HAPTICS_ACTUATOR_DUAL_RUMBLE,
             channels: [
@@ -122,11 +132,12 @@ enum DeviceConfiguration {
     }
 
     /// One device object: `id`, `name`, `actuator`, `channels`, `min_update_interval_ms`, `wake_latency_ms`,
-    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`, `adaptive_triggers`.
+    /// `unplug_after_frames`, `fail_after_frames`, `replug_after_ms`, `envelope`, `adaptive_triggers`,
+    /// `native_effects` (a DRV2605L's ROM effects).
     static func device(_ object: JSONObjectCursor) throws(JSONPathError) -> SimulatedDevice {
         try object.rejectUnknownKeys(allowed: [
             "id", "name", "actuator", "channels", "min_update_interval_ms", "wake_latency_ms", "unplug_after_frames", "fail_after_frames",
-            "replug_after_ms", "envelope", "adaptive_triggers",
+            "replug_after_ms", "envelope", "adaptive_triggers", "native_effects",
         ])
         let id = try object.required("id").string()
         guard !id.isEmpty, id.utf8.count < Int(HAPTICS_ID_SIZE) else { throw object.error("id must be 1...\(HAPTICS_ID_SIZE - 1) bytes") }
@@ -142,6 +153,7 @@ enum DeviceConfiguration {
             wakeLatencyNanoseconds: UInt64((try object.optional("wake_latency_ms")?.number(in: 0...10_000) ?? 0) * 1e6),
             envelope: try object.optional("envelope").map { cursor throws(JSONPathError) in try envelope(cursor.object()) })
         spec.adaptiveTriggers = try object.optional("adaptive_triggers")?.bool() ?? false
+        spec.nativeEffects = try object.optional("native_effects")?.bool() ?? false
         return SimulatedDevice(
             spec: spec, unplugAfterFrames: try object.optional("unplug_after_frames")?.integer(in: 0...Int(Int32.max)),
             failAfterFrames: try object.optional("fail_after_frames")?.integer(in: 0...Int(Int32.max)),

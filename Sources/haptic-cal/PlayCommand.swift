@@ -185,6 +185,8 @@ struct Play: ParsableCommand {
                 print("  \(time)  frame  \(channels.joined(separator: " | "))")
             case .triggers(let right, let left):
                 print("  \(time)  triggers  R2 \(right?.text ?? "unchanged") | L2 \(left?.text ?? "unchanged")")
+            case .native(let sequence, _):
+                print("  \(time)  native  \(sequence)")
             default:
                 print("  \(time)  \(entry.event.name)")
             }

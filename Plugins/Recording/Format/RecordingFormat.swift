@@ -9,8 +9,9 @@ import HapticsTriggers
 /// ``version`` and the simulated devices (``Device``); then `open`, `wake`, `frame` (the host's
 /// intended time `frame_ns` and every channel's `amplitude` and `frequency_hz`), `triggers` (a
 /// device with adaptive triggers: `right` and `left` in ``AdaptiveTriggerEffect/text`` form, null
-/// for a trigger left as it was), `stop`, `sleep`, `unplug`, `replug` and `close`, in the order they
-/// happened.
+/// for a trigger left as it was), `native` (a device with stored effects, a DRV2605L's ROM:
+/// `sequence` in its text form, `waited` whether the call returned only once it had played), `stop`,
+/// `sleep`, `unplug`, `replug` and `close`, in the order they happened.
 ///
 /// Reading checks every number's range and names the key, the value and the range: time stamps
 /// 0…1.8e19 ns; amplitudes 0…1; frequencies 0…1e6 Hz (a channel's `frequency_min_hz` …
@@ -85,13 +86,16 @@ public enum RecordingFormat {
         public var channels: [Channel]
         /// It has adaptive triggers (written only when true).
         public var adaptiveTriggers: Bool
+        /// It plays stored effects, a DRV2605L's ROM (written only when true).
+        public var nativeEffects: Bool
 
         /// A device.
         public init(
             id: String, name: String, actuator: String, minimumUpdateIntervalMs: Double, wakeLatencyMs: Double, channels: [Channel],
-            adaptiveTriggers: Bool = false
+            adaptiveTriggers: Bool = false, nativeEffects: Bool = false
         ) {
             self.adaptiveTriggers = adaptiveTriggers
+            self.nativeEffects = nativeEffects
             self.id = id
             self.name = name
             self.actuator = actuator
@@ -119,6 +123,7 @@ public enum RecordingFormat {
                 ("channels", .array(channels)),
             ]
             if adaptiveTriggers { fields.append(("adaptive_triggers", .bool(true))) }
+            if nativeEffects { fields.append(("native_effects", .bool(true))) }
             return .object(JSONObject(fields))
         }
     }
@@ -133,6 +138,9 @@ public enum RecordingFormat {
         case frame(time: UInt64, device: String, frameTime: UInt64, channels: [(amplitude: Double, frequency: Double)])
         /// Adaptive-trigger effects set on `device`; nil: that trigger left as it was.
         case triggers(time: UInt64, device: String, right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
+        /// Stored effects played on `device`: `sequence` in the backend's text form; `waited`: the
+        /// call returned once they had played (`play_native`), else at once (`start_native`).
+        case native(time: UInt64, device: String, sequence: String, waited: Bool)
     }
 
     // MARK: - Writing
@@ -174,6 +182,15 @@ public enum RecordingFormat {
         text += "}\n"
     }
 
+    /// Appends a line for stored effects played.
+    public static func appendNative(time: UInt64, device: String, sequence: String, waited: Bool, to text: inout String) {
+        text += "{\"t_ns\":\(time),\"event\":\"native\",\"device\":"
+        JSONValue.quote(device, into: &text)
+        text += ",\"sequence\":"
+        JSONValue.quote(sequence, into: &text)
+        text += ",\"waited\":\(waited)}\n"
+    }
+
     // MARK: - Reading
 
     /// One line read, every value range-checked.
@@ -196,6 +213,9 @@ public enum RecordingFormat {
                 do { return try AdaptiveTriggerEffect(text: text) } catch { throw cursor.error("\(error)") }
             }
             return .triggers(time: time, device: deviceID, right: try effect("right"), left: try effect("left"))
+        }
+        if event == "native" {
+            return .native(time: time, device: deviceID, sequence: try object.required("sequence").string(), waited: try object.required("waited").bool())
         }
         guard event == "frame" else { throw object.error("unknown event '\(event)'") }
         let frameTime = UInt64(try object.required("frame_ns").number(in: 0...1.8e19))
@@ -235,6 +255,7 @@ public enum RecordingFormat {
             id: id, name: try object.required("name").string(), actuator: try object.required("actuator").string(),
             minimumUpdateIntervalMs: try object.required("min_update_interval_ms").number(in: 0...10_000),
             wakeLatencyMs: try object.required("wake_latency_ms").number(in: 0...10_000), channels: channels,
-            adaptiveTriggers: try object.optional("adaptive_triggers")?.bool() ?? false)
+            adaptiveTriggers: try object.optional("adaptive_triggers")?.bool() ?? false,
+            nativeEffects: try object.optional("native_effects")?.bool() ?? false)
     }
 }

@@ -17,6 +17,9 @@ public struct Recording: Sendable, Hashable {
         case frame(DriveFrame)
         /// Adaptive-trigger effects set; nil: that trigger left as it was.
         case triggers(right: AdaptiveTriggerEffect?, left: AdaptiveTriggerEffect?)
+        /// Stored effects played (a DRV2605L's ROM): `sequence` in the backend's text form;
+        /// `waited`: the call returned once they had played, else at once.
+        case native(sequence: String, waited: Bool)
 
         /// The event's name as written in the file.
         public var name: String {
@@ -30,6 +33,7 @@ public struct Recording: Sendable, Hashable {
             case .replug: "replug"
             case .frame: "frame"
             case .triggers: "triggers"
+            case .native: "native"
             }
         }
     }
@@ -95,6 +99,8 @@ public struct Recording: Sendable, Hashable {
             entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .frame(frame)))
         case .triggers(let time, let device, let right, let left):
             entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .triggers(right: right, left: left)))
+        case .native(let time, let device, let sequence, let waited):
+            entries.append(Entry(time: HapticInstant(nanoseconds: time), deviceID: device, event: .native(sequence: sequence, waited: waited)))
         }
     }
 
@@ -109,7 +115,16 @@ public struct Recording: Sendable, Hashable {
             },
             minimumUpdateInterval: device.minimumUpdateIntervalMs / 1000, wakeLatency: device.wakeLatencyMs / 1000)
         description.hasAdaptiveTriggers = device.adaptiveTriggers
+        description.hasNativeEffects = device.nativeEffects
         return description
+    }
+
+    /// The stored effects played on `deviceID`, in order, each with the time the backend received it.
+    public func natives(for deviceID: String) -> [(received: HapticInstant, sequence: String, waited: Bool)] {
+        entries(for: deviceID).compactMap { entry in
+            if case .native(let sequence, let waited) = entry.event { return (entry.time, sequence, waited) }
+            return nil
+        }
     }
 
     /// The adaptive-trigger effects set on one device, with the time each reached the backend.

@@ -109,6 +109,21 @@ struct DaemonManagerTests {
         #expect(both.driveFrames("recording:gamepad").map(\.channels) == (try InProcessReference.effect("notification.success", device: "gamepad", intensity: 0.5)))
     }
 
+    @Test("PlayEffect on a device with stored effects (a simulated DRV2605L) starts its ROM click and renders no frame; a rhythm renders frames")
+    func playEffectFromStoredEffects() throws {
+        let rig = try DaemonRig(devices: "drv2605l")
+        _ = try rig.call("PlayEffect", "sssd", ["org.example.Tap", "recording:drv2605l", "impact.heavy", "0.5"])
+        let tap = try rig.waitForRecording { $0.transitions(for: "recording:drv2605l").contains("sleep") }
+        #expect(tap.natives(for: "recording:drv2605l").map(\.sequence) == ["strong-click-60"])
+        #expect(tap.natives(for: "recording:drv2605l").allSatisfy { !$0.waited }, "started, not waited for")
+        #expect(!tap.driveFrames("recording:drv2605l").contains { $0.channels.contains { $0.amplitude > 0 } })
+
+        _ = try rig.call("PlayEffect", "sssd", ["org.example.Tap", "recording:drv2605l", "notification.success", "1"])
+        let rhythm = try rig.waitForRecording { $0.transitions(for: "recording:drv2605l").filter { $0 == "sleep" }.count >= 2 }
+        #expect(rhythm.natives(for: "recording:drv2605l").count == 1)
+        #expect(rhythm.driveFrames("recording:drv2605l").contains { $0.channels.contains { $0.amplitude > 0 } })
+    }
+
     @Test("each device renders through its calibration profile: a user profile for the LRA changes its frames exactly as in-process")
     func calibrationProfile() throws {
         let rig = try DaemonRig(startDaemon: false)
