@@ -3,19 +3,26 @@ import Haptics
 
 /// `haptic-cal effects`: the feedback vocabulary.
 struct Effects: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the feedback effects `play` accepts by name.")
+    static let configuration = CommandConfiguration(abstract: "List the feedback effects `play` accepts by name, by platform and the version that introduced them.")
 
     func run() {
         for family in FeedbackEffect.Family.allCases {
-            print("\(family.rawValue):")
-            for effect in FeedbackEffect.vocabulary where effect.family == family {
-                let events = effect.pattern.hapticEvents
-                let taps = events.filter { $0.type == .hapticTransient }.count
-                let buzzes = events.count - taps
-                var shape: [String] = []
-                if taps > 0 { shape.append("\(taps) tap\(taps == 1 ? "" : "s")") }
-                if buzzes > 0 { shape.append("\(buzzes) buzz\(buzzes == 1 ? "" : "es")") }
-                print("  \(pad(effect.name, 24)) \(pad(effect.kind, 13)) \(shape.joined(separator: ", ")) over \(fixed(effect.pattern.duration * 1000, 0)) ms")
+            let effects = FeedbackEffect.effects(of: family)
+            // Versions in the order the table first names them.
+            var versions: [String] = []
+            for effect in effects where !versions.contains(effect.introduced) { versions.append(effect.introduced) }
+            for version in versions {
+                print("\(family.rawValue), \(version):")
+                for effect in effects where effect.introduced == version {
+                    let events = effect.pattern.hapticEvents
+                    let taps = events.filter { $0.type == .hapticTransient }.count
+                    let buzzes = events.count - taps
+                    var shape: [String] = []
+                    if taps > 0 { shape.append("\(taps) tap\(taps == 1 ? "" : "s")") }
+                    if buzzes > 0 { shape.append("\(buzzes) buzz\(buzzes == 1 ? "" : "es")") }
+                    let form = "\(shape.joined(separator: ", ")) over \(fixed(effect.pattern.duration * 1000, 0)) ms"
+                    print("  \(pad(effect.name, 44)) \(pad(effect.kind, 13)) \(pad(form, 22)) \(effect.meaning)")
+                }
             }
         }
     }

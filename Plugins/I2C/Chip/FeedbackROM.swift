@@ -52,7 +52,23 @@ public enum FeedbackROM {
     private static let sharpTick = family("sharp-tick", numbered: true)
 
     /// Every mapped effect. The rest of the vocabulary renders through RTP (see the type's comment).
-    public static let mappings: [Mapping] = [
+    public static let mappings: [Mapping] = mappingsBeforeAliases
+        // The same feedback under other names: SwiftUI's and the canvas generator's, and Android's
+        // constants, which play the predefined effects (texture ticks are softer than any ROM tick).
+        + same(as: "selection", "sensory.selection") + same(as: "watch.start", "sensory.start")
+        + same(as: "mac.alignment", "sensory.alignment", "canvas.alignment") + same(as: "mac.levelChange", "sensory.levelChange")
+        + same(as: "impact.medium", "sensory.impact") + same(as: "impact.light", "sensory.impact.light")
+        + same(as: "impact.heavy", "sensory.impact.heavy") + same(as: "impact.rigid", "sensory.impact.rigid")
+        + same(as: "impact.soft", "sensory.impact.soft")
+        + [Mapping(effect: "sensory.impact.solid", family: sharpClick, nominal: 60, why: "solid flexes a little: crisp, less than rigid's full sharp click")]
+        + same(as: "android.effect.click", "android.feedback.virtualKey", "android.feedback.keyboardPress", "android.feedback.gestureStart", "android.feedback.confirm")
+        + same(
+            as: "android.effect.tick", "android.feedback.keyboardRelease", "android.feedback.virtualKeyRelease", "android.feedback.contextClick",
+            "android.feedback.gestureEnd", "android.feedback.toggleOn", "android.feedback.gestureThresholdActivate", "android.feedback.segmentTick")
+        + same(as: "android.effect.heavyClick", "android.feedback.longPress", "android.feedback.dragStart")
+
+    /// The mappings made for their own effect, each with its reason.
+    private static let mappingsBeforeAliases: [Mapping] = [
         Mapping(effect: "impact.heavy", family: strongClick, nominal: 100, why: "the heaviest impact: TI's strongest click"),
         Mapping(effect: "impact.medium", family: mediumClick, nominal: 100, why: "a medium impact: the medium click, between strong and sharp"),
         Mapping(effect: "impact.light", family: mediumClick, nominal: 60, why: "a light impact: the medium click at its weakest"),
@@ -68,7 +84,16 @@ public enum FeedbackROM {
         Mapping(effect: "android.lightTick", family: sharpTick, nominal: 60, why: "Android's LIGHT_TICK: the weakest sharp tick"),
         Mapping(effect: "android.lowTick", family: softBump, nominal: 30, why: "Android's LOW_TICK is a dull, low tick: the weakest soft bump"),
         Mapping(effect: "android.thud", family: softBump, nominal: 100, why: "Android's THUD is heavy and dull: the strongest soft bump"),
+        Mapping(effect: "android.effect.click", family: sharpClick, nominal: 60, why: "Android's EFFECT_CLICK, the baseline click: as its CLICK primitive"),
+        Mapping(effect: "android.effect.tick", family: sharpTick, nominal: 60, why: "Android's EFFECT_TICK, weaker than a click: the weakest sharp tick"),
+        Mapping(effect: "android.effect.heavyClick", family: strongClick, nominal: 100, why: "Android's EFFECT_HEAVY_CLICK, stronger than a click: the strong click"),
     ]
+
+    /// Mappings of `names` as `base` is mapped (the same feedback under other names).
+    private static func same(as base: String, _ names: String...) -> [Mapping] {
+        let original = mappingsBeforeAliases.first { $0.effect == base }!
+        return names.map { Mapping(effect: $0, family: original.family, nominal: original.nominal, why: "as \(base): the same feedback") }
+    }
 
     /// The mapping of vocabulary effect `effect`, if it has one.
     public static func mapping(for effect: String) -> Mapping? {

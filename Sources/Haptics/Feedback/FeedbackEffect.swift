@@ -6,7 +6,16 @@
 public struct FeedbackEffect: Sendable, Hashable, Identifiable {
     /// Where the effect comes from.
     public enum Family: String, Sendable, Hashable, CaseIterable {
-        case iOS, watchOS, macOS, android
+        /// UIKit's feedback generators (`UIImpactFeedbackGenerator`, …, `UICanvasFeedbackGenerator`).
+        case iOS
+        /// watchOS's `WKHapticType`.
+        case watchOS
+        /// macOS's `NSHapticFeedbackManager` patterns.
+        case macOS
+        /// SwiftUI's `SensoryFeedback` (iOS 17, macOS 14, watchOS 10).
+        case swiftUI
+        /// Android: composition primitives, predefined effects and `HapticFeedbackConstants`.
+        case android
     }
 
     /// A unique, dotted name: `impact.medium`, `notification.success`, `watch.directionUp`, `android.thud`.
@@ -15,6 +24,10 @@ public struct FeedbackEffect: Sendable, Hashable, Identifiable {
     public let family: Family
     /// The overuse-guard group (see ``HapticPolicy/minimumInterval(for:)``).
     public let kind: String
+    /// The platform version that introduced it (`iOS 10`, `iOS 17.5`, `API 30`).
+    public let introduced: String
+    /// What the platform says it means, in a line.
+    public let meaning: String
     /// What it plays.
     public let pattern: HapticPattern
     /// The pattern prepared for rendering once, so a trigger does not rebuild it.
@@ -22,11 +35,13 @@ public struct FeedbackEffect: Sendable, Hashable, Identifiable {
 
     public var id: String { name }
 
-    /// An effect.
-    public init(name: String, family: Family, kind: String, pattern: HapticPattern) {
+    /// An effect; `introduced` and `meaning` say where it comes from (empty for an app's own).
+    public init(name: String, family: Family, kind: String, pattern: HapticPattern, introduced: String = "", meaning: String = "") {
         self.name = name
         self.family = family
         self.kind = kind
+        self.introduced = introduced
+        self.meaning = meaning
         self.pattern = pattern
         timeline = PatternTimeline(pattern: pattern)
     }
@@ -57,7 +72,7 @@ public struct FeedbackEffect: Sendable, Hashable, Identifiable {
         }
         // Scaling keeps every value in range, so the pattern stays valid.
         let scaled = (try? HapticPattern(events: events, parameters: pattern.parameters, parameterCurves: pattern.parameterCurves)) ?? pattern
-        return FeedbackEffect(name: name, family: family, kind: kind, pattern: scaled)
+        return FeedbackEffect(name: name, family: family, kind: kind, pattern: scaled, introduced: introduced, meaning: meaning)
     }
 }
 

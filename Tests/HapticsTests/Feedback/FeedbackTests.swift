@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Feedback vocabulary and generators")
 struct FeedbackTests {
-    @Test("the vocabulary holds the iOS, watchOS, macOS and Android sets, each name once")
+    @Test("the vocabulary holds the iOS, watchOS, macOS, SwiftUI and Android sets, each name once")
     func vocabulary() {
         let names = FeedbackEffect.vocabulary.map(\.name)
         #expect(Set(names).count == names.count)
@@ -17,7 +17,9 @@ struct FeedbackTests {
             "android.click", "android.thud", "android.spin", "android.quickRise", "android.slowRise", "android.quickFall",
             "android.lightTick", "android.lowTick",
         ]
-        #expect(names == expected)
+        // The first sets, in order, among the later ones (SwiftUI, the canvas, Android 29–34).
+        #expect(names.filter(expected.contains) == expected)
+        #expect(names.count == 71)
         for effect in FeedbackEffect.vocabulary {
             #expect(!effect.pattern.hapticEvents.isEmpty, "\(effect.name) plays something")
             #expect(effect.pattern.duration <= 0.5, "\(effect.name) is short")

@@ -302,6 +302,12 @@ struct I2CBoardFileTests {
             #expect(mapping.family.map(\.percent) == mapping.family.map(\.percent).sorted(by: >))
             #expect(!mapping.why.isEmpty)
         }
+        // Another name of the same feedback is mapped as that feedback is, and plays the same pattern.
+        for mapping in FeedbackROM.mappings where mapping.why.hasPrefix("as ") {
+            let base = String(mapping.why.dropFirst(3).prefix { $0 != ":" })
+            #expect(FeedbackEffect.named(mapping.effect)?.pattern == FeedbackEffect.named(base)?.pattern, "\(mapping.effect) as \(base)")
+        }
+        #expect(FeedbackROM.mappings.count == 42 && Set(FeedbackROM.mappings.map(\.effect)).count == 42)
         // Rhythms and ramps stay on RTP.
         for name in ["notification.success", "notification.error", "watch.directionUp", "watch.retry", "android.spin", "android.quickRise"] {
             #expect(FeedbackROM.sequence(for: name, scale: 1) == nil, "\(name)")
