@@ -215,6 +215,12 @@ public final class HapticEngine: Sendable {
         core.withLock { core in core.outputs.first { $0.device.description.id == deviceID }?.mapper.profile }
     }
 
+    /// The frequencies a device plays and its output at each, from the profile in use (Android's
+    /// `Vibrator.getFrequencyProfile()`); nil for a device whose frequency cannot be chosen.
+    public func frequencyProfile(forDevice deviceID: String) -> FrequencyProfile? {
+        profile(forDevice: deviceID).flatMap { FrequencyProfile(profile: $0) }
+    }
+
     /// Starts the engine (its scheduler and idle timeout). Starting a player starts a stopped engine
     /// too. The engine is not a holder of its devices' power model: generators are, through their
     /// `prepare()`; the engine triggers (``HapticDevice/beginActivity()``) while it plays.
