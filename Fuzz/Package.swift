@@ -28,6 +28,7 @@ let package = Package(
             name: "FuzzTrace",
             dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics), .product(name: "HapticsInteraction", package: haptics)]),
         .executableTarget(name: "FuzzPolicy", dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics)]),
+        .executableTarget(name: "FuzzHaptic", dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics)]),
         .executableTarget(
             name: "FuzzRecording",
             dependencies: ["FuzzSupport", .product(name: "Haptics", package: haptics), .product(name: "HapticsTools", package: haptics)]),

@@ -22,7 +22,7 @@ struct Play: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "An AHAP file, a feedback effect name (see `haptic-cal effects`), or a DRV2605L's ROM effects: drv2605:strong-click-100,wait:100ms,sharp-click-60.",
+            "An AHAP file, a .haptic clip, a feedback effect name (see `haptic-cal effects`), or a DRV2605L's ROM effects: drv2605:strong-click-100,wait:100ms,sharp-click-60.",
             valueName: "file-or-effect"))
     var what: String?
 
@@ -166,8 +166,9 @@ struct Play: ParsableCommand {
             return (try HapticPattern(events: [event]), label)
         }
         if let effect = FeedbackEffect.named(what) { return (effect.pattern, effect.name) }
+        if what.hasSuffix(".haptic") { return (try HapticClip(contentsOfFile: what).pattern, what) }
         if what.hasSuffix(".ahap") || what.contains("/") { return (try HapticPattern(contentsOfFile: what), what) }
-        throw ValidationError("'\(what)' is neither an AHAP file nor a feedback effect; `haptic-cal effects` lists the effects")
+        throw ValidationError("'\(what)' is neither an AHAP file, a .haptic clip nor a feedback effect; `haptic-cal effects` lists the effects")
     }
 
     func printTimeline(_ recording: Recording, description: DeviceDescription) {

@@ -54,6 +54,11 @@ extension HapticPattern {
     public init(ahapBytes bytes: [UInt8]) throws(AHAPError) {
         let root: JSONValue
         do { root = try JSONParser(allowTrailingCommas: true).parse(bytes) } catch { throw .syntax(error, file: nil) }
+        try self.init(ahapRoot: root)
+    }
+
+    /// Reads an AHAP document already parsed as JSON.
+    init(ahapRoot root: JSONValue) throws(AHAPError) {
         do {
             self = try AHAPReader.pattern(JSONCursor(root: root))
         } catch let error as JSONPathError {

@@ -393,13 +393,14 @@ extension HapticsDaemon {
         try reply(call)
     }
 
-    /// An AHAP document from a call, or `InvalidPattern` naming the line, column or JSON path.
-    static func pattern(fromAHAP text: String) throws(BusError) -> HapticPattern {
+    /// An AHAP document or a `.haptic` clip from a call (``HapticPattern/init(document:)``), or
+    /// `InvalidPattern` naming the line, column or JSON path.
+    static func pattern(fromDocument text: String) throws(BusError) -> HapticPattern {
         guard text.utf8.count <= maximumAHAPBytes else {
             throw DaemonError.invalidPattern("ahap", "the document is \(text.utf8.count) bytes; at most \(maximumAHAPBytes) are accepted")
         }
         do {
-            return try HapticPattern(ahap: text)
+            return try HapticPattern(document: text)
         } catch {
             throw DaemonError.invalidPattern("ahap", "\(error)")
         }
@@ -447,7 +448,7 @@ extension HapticsDaemon {
                 let text = try arguments.string()
                 bytes = text.utf8.count
                 let options = try tail(arguments)
-                let pattern = try HapticsDaemon.pattern(fromAHAP: text)
+                let pattern = try HapticsDaemon.pattern(fromDocument: text)
                 try Self.checkElements(of: pattern, for: sender, holding: holding, limit: limit)
                 let player = try maker.make(id, pattern: pattern, engine: engine, scale: options.intensity * appScale, muted: muted, device: device, clips: clips)
                 return Made(pattern: pattern, player: player, options: options)

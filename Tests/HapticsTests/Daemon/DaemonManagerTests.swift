@@ -124,6 +124,26 @@ struct DaemonManagerTests {
         #expect(rhythm.driveFrames("recording:drv2605l").contains { $0.channels.contains { $0.amplitude > 0 } })
     }
 
+    @Test("PlayPattern takes a .haptic clip as it takes AHAP: the frames are the in-process renderer's; a broken clip is InvalidPattern naming the key")
+    func playPatternTakesAClip() throws {
+        let rig = try DaemonRig()
+        // Steps only (equal times), so the frames do not depend on when the passes fall.
+        let clip = #"{"version":{"major":1},"signals":{"continuous":{"envelopes":{"amplitude":[{"time":0,"amplitude":0.7,"emphasis":{"amplitude":1,"frequency":0.9}},{"time":0.06,"amplitude":0.7},{"time":0.06,"amplitude":0.3},{"time":0.12,"amplitude":0.3},{"time":0.12,"amplitude":0}]}}}}"#
+        // A client that stays on the bus while it plays (a departed client's patterns stop).
+        let client = try TestBusClient(address: rig.address)
+        try client.call("PlayPattern", [.string("org.example.Clip"), .string("recording:lra"), .string(clip), .double(1), .dictionary([])])
+        client.pump(for: 0.3)
+        let recording = try rig.waitForRecording { $0.transitions(for: "recording:lra").contains("sleep") }
+        let reference = try InProcessReference.pattern(try HapticClip(haptic: clip).pattern)
+        #expect(recording.driveFrames("recording:lra").map(\.channels) == reference)
+        let broken = #"{"version":{"major":1},"signals":{"continuous":{"envelopes":{"amplitude":[{"time":0,"amplitude":2}]}}}}"#
+        let (status, output) = try rig.busctl([
+            "call", "org.swifthaptics.Haptics1", "/org/swifthaptics/Haptics1", "org.swifthaptics.Haptics1", "PlayPattern", "sssda{sv}", "org.example.Clip",
+            "recording:lra", broken, "1", "0",
+        ])
+        #expect(status != 0 && output.contains("$.signals.continuous.envelopes.amplitude[0].amplitude"), "\(output)")
+    }
+
     @Test("each device renders through its calibration profile: a user profile for the LRA changes its frames exactly as in-process")
     func calibrationProfile() throws {
         let rig = try DaemonRig(startDaemon: false)
