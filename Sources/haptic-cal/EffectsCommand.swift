@@ -1,11 +1,19 @@
 import ArgumentParser
 import Haptics
+import HapticsTools
 
 /// `haptic-cal effects`: the feedback vocabulary.
 struct Effects: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the feedback effects `play` accepts by name, by platform and the version that introduced them.")
 
+    @Flag(help: "Print the table of Docs/Vocabulary.md (Markdown): every effect, what it plays and what it means.")
+    var markdown = false
+
     func run() {
+        if markdown {
+            print(VocabularyTable.markdown(), terminator: "")
+            return
+        }
         for family in FeedbackEffect.Family.allCases {
             let effects = FeedbackEffect.effects(of: family)
             // Versions in the order the table first names them.

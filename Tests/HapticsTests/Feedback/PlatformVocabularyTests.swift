@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 import Testing
 
 /// The current vocabularies: SwiftUI's `SensoryFeedback`, UIKit's canvas generator, Android's
@@ -19,6 +20,13 @@ struct PlatformVocabularyTests {
         #expect(FeedbackEffect.effects(of: .android).filter { $0.name.hasPrefix("android.effect.") }.count == PredefinedEffect.allCases.count)
         #expect(FeedbackEffect.named("canvas.pathCompleted")?.introduced == "iOS 17.5")
         #expect(FeedbackEffect.named("android.feedback.toggleOn")?.introduced == "API 34")
+    }
+
+    @Test("Docs/Vocabulary.md holds the table the vocabulary makes (haptic-cal effects --markdown)")
+    func documented() throws {
+        let doc = try String(contentsOfFile: TestSupport.packageRoot + "/Docs/Vocabulary.md", encoding: .utf8)
+        let start = try #require(doc.range(of: "<!-- vocabulary table -->\n")), end = try #require(doc.range(of: "<!-- end of the vocabulary table -->"))
+        #expect(String(doc[start.upperBound..<end.lowerBound]) == VocabularyTable.markdown(), "run haptic-cal effects --markdown and paste it into Docs/Vocabulary.md")
     }
 
     /// The first frame of each pulse `effect` plays on the recording LRA: (ms, amplitude).
