@@ -1,7 +1,7 @@
 import Synchronization
 
 /// SwiftUI's `SensoryFeedback` (iOS 17), shaped like it: a value naming a feedback, played with
-/// ``EffectFeedbackGenerator/play(_:)`` or when a value changes (``SensoryFeedbackTrigger``).
+/// ``EffectFeedbackGenerator/play(_:)-(SensoryFeedback)`` or when a value changes (``SensoryFeedbackTrigger``).
 ///
 /// ```swift
 /// let feedback = EffectFeedbackGenerator(engine: engine)
