@@ -39,6 +39,7 @@ let package = Package(
         .library(name: "HapticsTools", targets: ["HapticsTools"]),
         // Audio files (WAV, FLAC, Ogg, MP3) decoded into clips for AHAP AudioCustom events (libsndfile).
         .library(name: "HapticsAudioFile", targets: ["HapticsAudioFile"]),
+        .library(name: "HapticsAudioAnalysis", targets: ["HapticsAudioAnalysis"]),
         // The JSON layer, the board-file and ALSA device-file readers, for the fuzzing harnesses in Fuzz/ (a package of
         // their own, so the sanitizer build never touches this one's).
         .library(name: "HapticsSupport", targets: ["HapticsSupport"]),
@@ -156,6 +157,8 @@ let package = Package(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "HapticsAudioFile", dependencies: ["Haptics", "CSndfile"]),
+        // Audio to haptics: onsets, envelopes and brightness from audio, as a `.haptic` clip (pure Swift).
+        .target(name: "HapticsAudioAnalysis", dependencies: ["Haptics"]),
 
         // Calibration: measurement sources, fitting, profiles on disk.
         .target(
@@ -168,12 +171,15 @@ let package = Package(
         .executableTarget(
             name: "haptic-cal",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HapticsAudioFile",
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HapticsAudioFile", "HapticsAudioAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "haptics-bench",
-            dependencies: ["Haptics", "HapticsSupport", "HapticsTools", "HapticsBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: [
+                "Haptics", "HapticsSupport", "HapticsTools", "HapticsBus", "HapticsAudioFile", "HapticsAudioAnalysis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // A program written against the public API only, run by the tests with and without hapticsd.
         .executableTarget(name: "haptics-impact-example", dependencies: ["Haptics"], path: "Examples/Swift/ImpactExample"),
 
@@ -186,7 +192,7 @@ let package = Package(
         .target(name: "VMRig", dependencies: ["CVMRig", "CHidapi", "CGpiod"], path: "Tests/VMRig"),
         .testTarget(name: "HapticsTests", dependencies: [
                 "Haptics", "HapticsSupport", "HapticsTools", "HapticsCalibration", "HapticsInteraction", "HIDReports", "GPIOBoards", "DRV260x", "CI2CShim", "ALSADevices", "EvdevEffects", "VMRig", "HapticsDaemon",
-                "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", "HapticsAudioFile", .product(name: "Logging", package: "swift-log"),
+                "HapticsBus", "CSystemd", "CHidapi", "CGpiod", "CMallocCounter", "HapticsAudioFile", "HapticsAudioAnalysis", .product(name: "Logging", package: "swift-log"),
             ]),
     ]
 )

@@ -69,3 +69,60 @@ extension AudioClip {
         }
     }
 }
+
+/// An audio file read in blocks and mixed down to mono, for analysis of any length in bounded
+/// memory (``AudioClip/init(contentsOfFile:)`` holds a whole clip instead). It owns libsndfile's
+/// handle and closes it when released.
+public final class AudioFileReader {
+    /// The file.
+    public let path: String
+    /// Frames per second.
+    public let sampleRate: Double
+    /// Channels in the file (mixed down to one by ``read(into:)``).
+    public let channelCount: Int
+    /// The frames the header declares (it may lie, for a truncated file or a stream).
+    public let declaredFrames: Int
+    private let file: OpaquePointer
+    private var interleaved: [Float] = []
+
+    /// Opens `path` (WAV, AIFF, FLAC, Ogg Vorbis or Opus, MP3: whatever libsndfile reads).
+    /// - Throws: ``AudioFileError`` naming the file and the problem.
+    public init(path: String) throws(AudioFileError) {
+        if access(path, R_OK) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else { throw .notAudio(path: path, reason: String(cString: sf_strerror(nil))) }
+        guard info.channels > 0, info.samplerate > 0 else {
+            sf_close(file)
+            throw .notAudio(path: path, reason: "\(info.channels) channels at \(info.samplerate) Hz")
+        }
+        self.path = path
+        self.file = file
+        sampleRate = Double(info.samplerate)
+        channelCount = Int(info.channels)
+        declaredFrames = max(0, Int(info.frames))
+    }
+
+    deinit { sf_close(file) }
+
+    /// Reads the next frames, each channel's mean, into `block` (up to its count); returns how
+    /// many were read (0 at the end).
+    /// - Throws: ``AudioFileError/decodingFailed(path:reason:)``.
+    public func read(into block: inout [Float]) throws(AudioFileError) -> Int {
+        let frames = block.count
+        if interleaved.count < frames * channelCount { interleaved = [Float](repeating: 0, count: frames * channelCount) }
+        let read = interleaved.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(frames)) }
+        if read < 0 || sf_error(file) != 0 { throw .decodingFailed(path: path, reason: String(cString: sf_strerror(file))) }
+        let count = Int(read)
+        if channelCount == 1 {
+            for index in 0..<count { block[index] = interleaved[index] }
+        } else {
+            let scale = 1 / Float(channelCount)
+            for frame in 0..<count {
+                var sum: Float = 0
+                for channel in 0..<channelCount { sum += interleaved[frame * channelCount + channel] }
+                block[frame] = sum * scale
+            }
+        }
+        return count
+    }
+}

@@ -1,59 +1,147 @@
 import ArgumentParser
+import Foundation
 import Haptics
+import HapticsAudioAnalysis
+import HapticsAudioFile
 
-/// `haptic-cal convert INPUT -o OUTPUT`: between AHAP patterns and `.haptic` clips, both ways.
+/// `haptic-cal convert INPUT -o OUTPUT`: between AHAP patterns and `.haptic` clips both ways, and
+/// from audio to either.
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Convert between AHAP patterns (.ahap) and Lofelt/Meta clips (.haptic).",
+        abstract: "Convert between AHAP patterns (.ahap) and Lofelt/Meta clips (.haptic), or audio into either.",
         discussion: """
             The formats are told by the files' extensions. A clip becomes a pattern that plays its amplitude envelope \
             (as ramps the engine sums to its straight lines), its frequency as sharpness, and each emphasis as a \
             transient; a pattern becomes a clip of what it renders, thinned to the breakpoints its lines need \
             (within 0.001). Docs/HapticClips.md states the rules and the round trip's tolerances.
+
+            Audio (.wav, .flac, .ogg, .opus, .mp3, .aif, .aiff; any rate and channel count, read through libsndfile) \
+            becomes taps at its onsets (loudness as intensity, brightness as sharpness) and a continuous vibration \
+            following its low band's envelope, with sharpness from its spectral centroid (Docs/AudioToHaptics.md).
             """)
 
-    @Argument(help: ArgumentHelp("The file to read: .ahap or .haptic.", valueName: "input"))
+    @Argument(help: ArgumentHelp("The file to read: .ahap, .haptic, or audio.", valueName: "input"))
     var input: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The file to write: .ahap or .haptic (written atomically).", valueName: "output"))
     var output: String
 
+    @Option(help: "Audio: how readily an onset becomes a tap, 0 (only the clearest) … 1 (every bump).")
+    var sensitivity = 0.5
+
+    @Option(help: "Audio: the low end of the band driving the continuous vibration, Hz.")
+    var bandLow = 20.0
+
+    @Option(help: "Audio: the high end of that band, Hz.")
+    var bandHigh = 250.0
+
+    @Option(help: "Audio: at most this many taps per second.")
+    var maxDensity = 8.0
+
+    @Option(help: "Audio: taps at least this far apart, seconds.")
+    var minGap = 0.05
+
+    @Option(help: "Audio: what to make: both, transients or continuous.")
+    var content = "both"
+
+    @Option(help: "Audio: how far the drawn envelope may stray from the analysed one, 0…1 of full scale.")
+    var tolerance = 0.03
+
+    @Option(help: "Audio: at most this many envelope breakpoints per second.")
+    var maxPoints = 20.0
+
     /// A file's format, by its extension.
     enum Format: String {
-        case ahap, haptic
+        case ahap, haptic, audio
 
-        init(path: String, role: String) throws {
-            let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-            guard path.contains("."), let format = Format(rawValue: ext) else {
-                throw ValidationError("\(role) \(path): name an .ahap or a .haptic file")
+        static let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "aif", "aiff"]
+
+        init(path: String, role: String, audioAllowed: Bool) throws {
+            let ext = path.contains(".") ? (path.split(separator: ".").last.map { $0.lowercased() } ?? "") : ""
+            if let format = Format(rawValue: ext), format != .audio {
+                self = format
+            } else if audioAllowed, Self.audioExtensions.contains(ext) {
+                self = .audio
+            } else {
+                throw ValidationError("\(role) \(path): name an .ahap or a .haptic file\(audioAllowed ? ", or audio (\(Self.audioExtensions.sorted().joined(separator: ", ")))" : "")")
             }
-            self = format
         }
     }
 
+    func options() throws -> AudioToHapticsOptions {
+        var options = AudioToHapticsOptions()
+        options.sensitivity = sensitivity
+        guard bandLow.isFinite, bandHigh.isFinite, bandLow > 0, bandHigh >= bandLow else {
+            throw ValidationError("--band-low \(bandLow) and --band-high \(bandHigh): a band of 1…24000 Hz, low ≤ high")
+        }
+        options.band = bandLow...bandHigh
+        options.maximumDensity = maxDensity
+        options.minimumGap = minGap
+        guard let content = AudioToHapticsOptions.Content(rawValue: content) else {
+            throw ValidationError("--content \(content): both, transients or continuous")
+        }
+        options.content = content
+        options.tolerance = tolerance
+        options.maximumPointsPerSecond = maxPoints
+        do { try options.validate() } catch { throw ValidationError("\(error)") }
+        return options
+    }
+
     func run() throws {
-        let from = try Format(path: input, role: "input")
-        let to = try Format(path: output, role: "output")
+        let from = try Format(path: input, role: "input", audioAllowed: true)
+        let to = try Format(path: output, role: "output", audioAllowed: false)
         switch (from, to) {
+        case (.audio, _):
+            let started = Date()
+            let clip = try AudioConversion.clip(ofFile: input, options: try options())
+            let seconds = Date().timeIntervalSince(started)
+            try write(clip, as: to)
+            let taps = clip.amplitude.filter { $0.emphasis != nil }.count
+            print(
+                "analysed \(fixed(clip.duration, 2)) s of audio in \(fixed(seconds, 2)) s (\(fixed(clip.duration / max(seconds, 1e-6), 0))× real time): "
+                    + "\(taps) tap\(taps == 1 ? "" : "s"), \(clip.amplitude.count) amplitude and \(clip.frequency?.count ?? 0) frequency breakpoints")
         case (.ahap, .haptic):
             let pattern = try HapticPattern(contentsOfFile: input)
             let clip = HapticClip(pattern: pattern)
+            try write(clip, as: .haptic)
+            let audio = pattern.events.filter { !$0.type.isHaptic }.count
+            if audio > 0 { print("note: \(audio) audio event\(audio == 1 ? "" : "s") left out: a .haptic clip holds haptics only") }
+        case (.haptic, _):
+            try write(try HapticClip(contentsOfFile: input), as: to)
+        case (.ahap, _):
+            try HapticPattern(contentsOfFile: input).writeAHAP(toFile: output)
+            print("wrote \(output)")
+        }
+    }
+
+    /// Writes `clip` to ``output`` as `format`, saying what it wrote.
+    func write(_ clip: HapticClip, as format: Format) throws {
+        if format == .haptic {
             try clip.writeHaptic(toFile: output)
             let emphases = clip.amplitude.filter { $0.emphasis != nil }.count
             print("wrote \(output): \(clip.amplitude.count) amplitude and \(clip.frequency?.count ?? 0) frequency breakpoints, \(emphases) emphasis, \(fixed(clip.duration, 3)) s")
-            let audio = pattern.events.filter { !$0.type.isHaptic }.count
-            if audio > 0 { print("note: \(audio) audio event\(audio == 1 ? "" : "s") left out: a .haptic clip holds haptics only") }
-        case (.haptic, .ahap):
-            let pattern = try HapticClip(contentsOfFile: input).pattern
+        } else {
+            let pattern = clip.pattern
             try pattern.writeAHAP(toFile: output)
             let transients = pattern.events.filter { $0.type == .hapticTransient }.count
             print("wrote \(output): \(pattern.events.count - transients) continuous and \(transients) transient events, \(fixed(pattern.duration, 3)) s")
-        case (.ahap, .ahap):
-            try HapticPattern(contentsOfFile: input).writeAHAP(toFile: output)
-            print("wrote \(output)")
-        case (.haptic, .haptic):
-            try HapticClip(contentsOfFile: input).writeHaptic(toFile: output)
-            print("wrote \(output)")
         }
+    }
+}
+
+/// Audio files through the analysis, block by block.
+enum AudioConversion {
+    /// The haptics of the audio file at `path`.
+    static func clip(ofFile path: String, options: AudioToHapticsOptions) throws -> HapticClip {
+        let reader = try AudioFileReader(path: path)
+        var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate, options: options)
+        var block = [Float](repeating: 0, count: 16_384)
+        while true {
+            let count = try reader.read(into: &block)
+            if count == 0 { break }
+            block.withUnsafeBufferPointer { analyzer.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+            if analyzer.duration > HapticPattern.maximumTime { throw AudioToHapticsError.tooLong(seconds: analyzer.duration) }
+        }
+        return try analyzer.finish()
     }
 }

@@ -7,7 +7,7 @@ import ArgumentParser
 struct HapticsBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haptics-bench", abstract: "swift-haptics' measurements, each printing a table (build with -c release).",
-        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, ALSARaceCommand.self, Hapticsd.self, Waveform.self, LoadChild.self, CountChild.self, HoldPattern.self],
+        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, ALSARaceCommand.self, Hapticsd.self, Waveform.self, Audio.self, LoadChild.self, CountChild.self, HoldPattern.self],
         defaultSubcommand: Core.self)
 
     /// `--quick`: fewer samples, for a look rather than a figure.
@@ -63,6 +63,13 @@ struct HapticsBench: ParsableCommand {
             abstract: "The sample path: render cost per block beside a bare sine loop, and one playing stream's CPU through alsa-lib's null PCM.")
         @OptionGroup var options: Quick
         func run() throws { try WaveformBenchmarks.run(quick: options.quick) }
+    }
+
+    struct Audio: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Audio to haptics: conversion speed beside decoding alone (× real time), and peak memory against the file's length.")
+        @OptionGroup var options: Quick
+        func run() throws { try AudioBenchmarks.run(quick: options.quick) }
     }
 
     struct LoadChild: ParsableCommand {

@@ -224,9 +224,12 @@ extension HapticClip {
     }
 
     /// `points` (times never decreasing) without the points a straight line through their
-    /// neighbours reproduces within ``exportTolerance`` (Ramer–Douglas–Peucker on the value). A step
-    /// (two points at one time) and a point marked `keep` are always kept, and split the run.
-    static func thinned(_ points: [(time: Double, value: Double, keep: Bool)]) -> [(time: Double, value: Double, keep: Bool)] {
+    /// neighbours reproduces within `tolerance` (Ramer–Douglas–Peucker on the value): the
+    /// breakpoints a person would draw. A step (two points at one time) and a point marked `keep`
+    /// are always kept, and split the run.
+    public static func thinned(
+        _ points: [(time: Double, value: Double, keep: Bool)], tolerance: Double = exportTolerance
+    ) -> [(time: Double, value: Double, keep: Bool)] {
         // Equal neighbours at one time are one point.
         var unique: [(time: Double, value: Double, keep: Bool)] = []
         for point in points {
@@ -263,7 +266,7 @@ extension HapticClip {
                 let distance = abs(unique[index].value - line)
                 if distance > worst { worst = distance; worstIndex = index }
             }
-            if worst > exportTolerance, worstIndex > 0 {
+            if worst > tolerance, worstIndex > 0 {
                 keep[worstIndex] = true
                 stack.append((low, worstIndex))
                 stack.append((worstIndex, high))
