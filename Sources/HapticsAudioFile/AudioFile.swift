@@ -125,4 +125,19 @@ public final class AudioFileReader {
         }
         return count
     }
+
+    /// Reads the rest of the file in blocks of `blockFrames`, handing each (mono) to `body`;
+    /// returns the frames read.
+    /// - Throws: ``AudioFileError/decodingFailed(path:reason:)``, or what `body` throws.
+    @discardableResult
+    public func stream(blockFrames: Int = 16_384, _ body: (UnsafeBufferPointer<Float>) throws -> Void) throws -> Int {
+        var block = [Float](repeating: 0, count: blockFrames)
+        var total = 0
+        while true {
+            let count = try read(into: &block)
+            if count == 0 { return total }
+            total += count
+            try block.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+        }
+    }
 }

@@ -135,11 +135,9 @@ enum AudioConversion {
     static func clip(ofFile path: String, options: AudioToHapticsOptions) throws -> HapticClip {
         let reader = try AudioFileReader(path: path)
         var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate, options: options)
-        var block = [Float](repeating: 0, count: 16_384)
-        while true {
-            let count = try reader.read(into: &block)
-            if count == 0 { break }
-            block.withUnsafeBufferPointer { analyzer.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+        try reader.stream { block in
+            analyzer.feed(block)
+            // Given up on as soon as it is too long, not after reading an hour more.
             if analyzer.duration > HapticPattern.maximumTime { throw AudioToHapticsError.tooLong(seconds: analyzer.duration) }
         }
         return try analyzer.finish()

@@ -38,19 +38,13 @@ enum AudioBenchmarks {
     }
 
     static func decodeOnly(_ path: String) throws -> Int {
-        let reader = try AudioFileReader(path: path)
-        var block = [Float](repeating: 0, count: 16_384), total = 0
-        while case let count = try reader.read(into: &block), count > 0 { total += count }
-        return total
+        try AudioFileReader(path: path).stream { _ in }
     }
 
     static func analyse(_ path: String) throws -> HapticClip {
         let reader = try AudioFileReader(path: path)
         var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate)
-        var block = [Float](repeating: 0, count: 16_384)
-        while case let count = try reader.read(into: &block), count > 0 {
-            block.withUnsafeBufferPointer { analyzer.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
-        }
+        try reader.stream { analyzer.feed($0) }
         return try analyzer.finish()
     }
 

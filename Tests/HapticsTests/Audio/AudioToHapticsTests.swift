@@ -51,12 +51,7 @@ struct AudioToHapticsTests {
         try writeWAV(samples, rate: rate, channels: channels, to: path)
         let reader = try AudioFileReader(path: path)
         var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate, options: options)
-        var block = [Float](repeating: 0, count: 4_096)
-        while true {
-            let count = try reader.read(into: &block)
-            if count == 0 { break }
-            analyzer.feed(Array(block[0..<count]))
-        }
+        try reader.stream(blockFrames: 4_096) { analyzer.feed($0) }
         return try analyzer.finish()
     }
 
@@ -177,10 +172,7 @@ struct AudioToHapticsTests {
         // A header promising more than the file holds: what is there is read.
         let truncated = directory + "/truncated.wav"
         try Self.writeWAV(Self.clicks(times: [0.2], levels: [1], duration: 0.5), to: truncated, declaredFrames: 480_000)
-        let reader = try AudioFileReader(path: truncated)
-        var block = [Float](repeating: 0, count: 100_000), total = 0
-        while case let count = try reader.read(into: &block), count > 0 { total += count }
-        #expect(total == 24_000)
+        #expect(try AudioFileReader(path: truncated).stream { _ in } == 24_000)
         var options = AudioToHapticsOptions()
         options.sensitivity = 2
         #expect(throws: AudioToHapticsError.option("sensitivity", value: 2, range: "0.0…1.0")) { _ = try AudioToHaptics(sampleRate: 48_000, options: options) }
