@@ -202,6 +202,21 @@ public struct AudioToHaptics: Sendable {
         return analysis.clip(duration: duration)
     }
 
+    /// What the analysis saw, for plots: at each hop's window centre (seconds), the level and the
+    /// band's amplitude relative to their loudest (0 … 1), the brightness as sharpness (0 … 1) and
+    /// the spectral flux relative to its largest (0 … 1).
+    public func trace() -> [(time: Double, level: Double, band: Double, brightness: Double, flux: Double)] {
+        let analysis = Analysis(hops: hops, hopSeconds: Double(hop) / sampleRate, windowSeconds: Double(window) / sampleRate, options: options)
+        let level = Double(hops.map(\.level).max() ?? 0), band = Double(hops.map(\.bandEnergy).max() ?? 0), flux = Double(hops.map(\.flux).max() ?? 0)
+        return hops.indices.map { index in
+            let hop = hops[index]
+            return (
+                max(0, analysis.centre(index)), level > 0 ? Double(hop.level) / level : 0, band > 0 ? (Double(hop.bandEnergy) / band).squareRoot() : 0,
+                Analysis.sharpness(centroid: hop.centroid), flux > 0 ? Double(hop.flux) / flux : 0
+            )
+        }
+    }
+
     /// The onsets found so far: times in seconds, with their tap's intensity and sharpness.
     public func onsets() -> [(time: Double, intensity: Double, sharpness: Double)] {
         Analysis(hops: hops, hopSeconds: Double(hop) / sampleRate, windowSeconds: Double(window) / sampleRate, options: options).onsets()

@@ -3,6 +3,7 @@ import Foundation
 import Haptics
 import HapticsAudioAnalysis
 import HapticsAudioFile
+import HapticsTools
 
 /// `haptic-cal convert INPUT -o OUTPUT`: between AHAP patterns and `.haptic` clips both ways, and
 /// from audio to either.
@@ -50,6 +51,9 @@ struct Convert: ParsableCommand {
     @Option(help: "Audio: at most this many envelope breakpoints per second.")
     var maxPoints = 20.0
 
+    @Option(help: ArgumentHelp("Audio: write an SVG plot of the audio's envelope, the onsets and the resulting haptics on one time axis.", valueName: "file"))
+    var svg: String?
+
     /// A file's format, by its extension.
     enum Format: String {
         case ahap, haptic, audio
@@ -93,13 +97,19 @@ struct Convert: ParsableCommand {
         switch (from, to) {
         case (.audio, _):
             let started = Date()
-            let clip = try AudioConversion.clip(ofFile: input, options: try options())
+            let (clip, trace) = try AudioConversion.clip(ofFile: input, options: try options())
             let seconds = Date().timeIntervalSince(started)
             try write(clip, as: to)
+            if let svg {
+                try writeSVG(AudioConversion.plot(trace: trace, clip: clip, name: (input as NSString).lastPathComponent).render(), to: svg)
+                print("wrote \(svg)")
+            }
             let taps = clip.amplitude.filter { $0.emphasis != nil }.count
             print(
                 "analysed \(fixed(clip.duration, 2)) s of audio in \(fixed(seconds, 2)) s (\(fixed(clip.duration / max(seconds, 1e-6), 0))× real time): "
                     + "\(taps) tap\(taps == 1 ? "" : "s"), \(clip.amplitude.count) amplitude and \(clip.frequency?.count ?? 0) frequency breakpoints")
+        case (_, _) where svg != nil:
+            throw ValidationError("--svg plots an audio conversion: the input \(input) is not audio")
         case (.ahap, .haptic):
             let pattern = try HapticPattern(contentsOfFile: input)
             let clip = HapticClip(pattern: pattern)
@@ -131,8 +141,10 @@ struct Convert: ParsableCommand {
 
 /// Audio files through the analysis, block by block.
 enum AudioConversion {
-    /// The haptics of the audio file at `path`.
-    static func clip(ofFile path: String, options: AudioToHapticsOptions) throws -> HapticClip {
+    /// The haptics of the audio file at `path`, and what the analysis saw.
+    static func clip(
+        ofFile path: String, options: AudioToHapticsOptions
+    ) throws -> (clip: HapticClip, trace: [(time: Double, level: Double, band: Double, brightness: Double, flux: Double)]) {
         let reader = try AudioFileReader(path: path)
         var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate, options: options)
         try reader.stream { block in
@@ -140,6 +152,29 @@ enum AudioConversion {
             // Given up on as soon as it is too long, not after reading an hour more.
             if analyzer.duration > HapticPattern.maximumTime { throw AudioToHapticsError.tooLong(seconds: analyzer.duration) }
         }
-        return try analyzer.finish()
+        return (try analyzer.finish(), analyzer.trace())
+    }
+
+    /// The plot: the audio (level, the band's amplitude, the flux, each onset marked) over the
+    /// haptics (the amplitude envelope, the frequency, the taps), every series at most 4,000 points.
+    static func plot(trace: [(time: Double, level: Double, band: Double, brightness: Double, flux: Double)], clip: HapticClip, name: String) -> SVGChart {
+        func thin(_ points: [(x: Double, y: Double)]) -> [(x: Double, y: Double)] {
+            let stride = max(1, points.count / 4_000)
+            return Swift.stride(from: 0, to: points.count, by: stride).map { points[$0] }
+        }
+        let end = max(clip.duration, trace.last?.time ?? 0, 0.001)
+        let taps = clip.amplitude.filter { $0.emphasis != nil }
+        let audio = SVGChart.Panel(title: "audio (relative to its loudest)", yRange: 0...1, series: [
+            .init(label: "level", points: thin(trace.map { ($0.time, $0.level) }), color: "#999"),
+            .init(label: "band", points: thin(trace.map { ($0.time, $0.band) }), color: "#1f77b4"),
+            .init(label: "flux", points: thin(trace.map { ($0.time, $0.flux) }), color: "#ff7f0e"),
+        ])
+        let haptics = SVGChart.Panel(title: "haptics", yRange: 0...1, series: [
+            .init(label: "amplitude", points: clip.amplitude.map { ($0.time, $0.amplitude) }, color: "#2ca02c"),
+            .init(label: "frequency", points: (clip.frequency ?? []).map { ($0.time, $0.frequency) }, color: "#9467bd"),
+            .init(label: "taps", points: taps.map { ($0.time, $0.emphasis!.amplitude) }, style: .dots, color: "#d62728"),
+        ])
+        let markers = taps.count <= 200 ? taps.map { SVGChart.Marker(x: $0.time, label: "", color: "#d62728") } : []
+        return SVGChart(title: "\(name): audio to haptics", xLabel: "time (s)", xRange: 0...end, panels: [audio, haptics], markers: markers)
     }
 }

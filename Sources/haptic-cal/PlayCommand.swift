@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haptics
+import HapticsAudioAnalysis
 import HapticsAudioFile
 import HapticsTools
 import Synchronization
@@ -38,6 +39,9 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("Write an SVG plot of the recorded frames (recording devices).", valueName: "file"))
     var svg: String?
 
+    @Flag(help: "Derive haptics from the audio files an AHAP's AudioCustom events name (as haptic-cal convert does), and play them with the pattern.")
+    var audioToHaptics = false
+
     func validate() throws {
         guard intensity.isFinite, (0...1).contains(intensity) else {
             throw ValidationError("--intensity \(intensity) is outside 0…1")
@@ -55,7 +59,12 @@ struct Play: ParsableCommand {
             try playNative(String(what.dropFirst(Self.nativePrefix.count)))
             return
         }
-        let (pattern, label) = try patternToPlay()
+        var (pattern, label) = try patternToPlay()
+        if audioToHaptics {
+            let (derived, notes) = try withHapticsFromAudio(pattern)
+            pattern = derived
+            for note in notes { print("note: \(note)") }
+        }
         let feedback = what.flatMap { FeedbackEffect.named($0) }?.name
         let (clipNotes, description, recording) = try global.withDevice(device) { description, engine in
             var clipNotes = try registerClips(of: pattern, on: description, engine: engine)
@@ -87,6 +96,34 @@ struct Play: ParsableCommand {
             try writeSVG(RecordingPlot.chart(recording: recording, deviceID: description.id, pattern: pattern).render(), to: svg)
             print("wrote \(svg)")
         }
+    }
+
+    /// `pattern` with the haptics of each `AudioCustom` event's audio file added at the event's
+    /// time, scaled by its `AudioVolume` (files read relative to the AHAP's directory, each
+    /// analysed once); and what was done.
+    func withHapticsFromAudio(_ pattern: HapticPattern) throws -> (HapticPattern, [String]) {
+        let custom = pattern.events.filter { $0.type == .audioCustom && $0.waveformPath != nil }
+        guard !custom.isEmpty else { return (pattern, ["--audio-to-haptics: the pattern has no AudioCustom event; nothing derived"]) }
+        let directory = what.map { ($0 as NSString).deletingLastPathComponent } ?? "."
+        var derived: [String: HapticPattern] = [:]
+        var events = pattern.events
+        for event in custom {
+            let path = event.waveformPath!
+            if derived[path] == nil {
+                let file = path.hasPrefix("/") ? path : (directory.isEmpty ? path : directory + "/" + path)
+                derived[path] = try AudioConversion.clip(ofFile: file, options: AudioToHapticsOptions()).clip.pattern
+            }
+            let volume = event.parameters.first { $0.id == .audioVolume }?.value ?? 1
+            for haptic in derived[path]!.events {
+                var shifted = haptic
+                shifted.relativeTime += event.relativeTime
+                shifted.parameters = shifted.parameters.map { $0.id == .hapticIntensity ? HapticEventParameter(parameterID: .hapticIntensity, value: $0.value * volume) : $0 }
+                events.append(shifted)
+            }
+        }
+        let combined = try HapticPattern(events: events, parameters: pattern.parameters, parameterCurves: pattern.parameterCurves)
+        let added = events.count - pattern.events.count
+        return (combined, ["--audio-to-haptics: \(added) haptic events derived from \(derived.count) audio file\(derived.count == 1 ? "" : "s") (\(custom.count) AudioCustom event\(custom.count == 1 ? "" : "s"))"])
     }
 
     /// What names a device's own effects: `drv2605:strong-click-100,wait:100ms,sharp-click-60`.

@@ -78,15 +78,26 @@ public enum Verifier {
     public static let tapIntensities = [0.2, 0.4, 0.6, 0.8, 1.0]
 
     /// The vocabulary effects played as references: those made of a single tap (impacts,
-    /// selection, clicks, ticks). Rhythms of taps closer than a slow motor's tap overlap on it by
-    /// nature, and short buzzes and ramps cannot reach a steady level on a motor that takes
-    /// 70 ms to start, so their peaks say more about the actuator's speed than the calibration.
+    /// selection, clicks, ticks) of at least ``minimumReferenceIntensity``, each shape once (the
+    /// first name of it: SwiftUI's and Android's constants repeat UIKit's and Android's taps).
+    /// Rhythms of taps closer than a slow motor's tap overlap on it by nature, and short buzzes
+    /// and ramps cannot reach a steady level on a motor that takes 70 ms to start, so their peaks
+    /// say more about the actuator's speed than the calibration; a tap at a fifth of full scale
+    /// (Android's texture tick) sits on a coin motor's start threshold and measures its scatter.
     public static var referenceEffects: [FeedbackEffect] {
-        FeedbackEffect.vocabulary.filter { effect in
+        var shapes: [HapticPattern] = []
+        return FeedbackEffect.vocabulary.filter { effect in
             let events = effect.pattern.hapticEvents
-            return events.count == 1 && events[0].type == .hapticTransient
+            guard events.count == 1, events[0].type == .hapticTransient, events[0].value(of: .hapticIntensity) >= minimumReferenceIntensity,
+                !shapes.contains(effect.pattern)
+            else { return false }
+            shapes.append(effect.pattern)
+            return true
         }
     }
+
+    /// The weakest tap played as a reference.
+    public static let minimumReferenceIntensity = 0.25
 
     /// Verifies `profile` on `source`'s device.
     /// - Throws: ``CalibrationError/measurement(_:)`` when the source cannot measure outputs (a person).

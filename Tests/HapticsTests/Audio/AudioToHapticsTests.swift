@@ -158,6 +158,32 @@ struct AudioToHapticsTests {
                                    environment: [:], outputPath: directory + "/bad.txt")
         #expect(try bad.wait(timeout: 60) != .exited(0))
         #expect(bad.output.contains("sensitivity 3.0 is outside 0.0…1.0"), "\(bad.output)")
+
+        // --svg: the audio, the onsets and the haptics on one time axis.
+        let plotted = try ChildProcess(
+            [TestSupport.buildDirectory + "/haptic-cal", "convert", directory + "/clicks.wav", "-o", directory + "/clicks.haptic", "--svg", directory + "/clicks.svg"],
+            environment: [:], outputPath: directory + "/svg.txt")
+        #expect(try plotted.wait(timeout: 60) == .exited(0), "\(plotted.output)")
+        let svg = try String(contentsOfFile: directory + "/clicks.svg", encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.contains("clicks.wav: audio to haptics") && svg.contains("taps") && svg.contains("band"))
+        #expect(try HapticClip(contentsOfFile: directory + "/clicks.haptic").amplitude.filter { $0.emphasis != nil }.count == 12)
+    }
+
+    @Test("haptic-cal play --audio-to-haptics adds the haptics of an AHAP's AudioCustom audio at the event's time, scaled by its volume")
+    func audioEvents() throws {
+        let directory = TestSupport.makeTemporaryDirectory("audio-events")
+        try Self.writeWAV(Self.clicks(times: [0.1, 0.4], levels: [1, 1], duration: 0.6), to: directory + "/two.wav")
+        let ahap = #"{"Version": 1, "Pattern": [{"Event": {"Time": 0.5, "EventType": "AudioCustom", "EventWaveformPath": "two.wav", "EventParameters": [{"ParameterID": "AudioVolume", "ParameterValue": 0.5}]}}]}"#
+        try ahap.write(toFile: directory + "/song.ahap", atomically: true, encoding: .utf8)
+        let run = try ChildProcess(
+            [TestSupport.buildDirectory + "/haptic-cal", "play", "recording:lra", directory + "/song.ahap", "--audio-to-haptics", "--in-process"],
+            environment: ["HAPTICS_RECORDING_DEVICES": "lra", "HAPTICS_PLUGIN_PATH": TestSupport.buildDirectory, "HAPTICS_DAEMON": "never"],
+            outputPath: directory + "/play.txt")
+        #expect(try run.wait(timeout: 60) == .exited(0), "\(run.output)")
+        #expect(run.output.contains("derived from 1 audio file (1 AudioCustom event)"), "\(run.output)")
+        // Two taps (0.6 and 0.9 s into the pattern) at half strength: frames with amplitude.
+        let frames = run.output.split(separator: "\n").filter { $0.contains(" frame ") && !$0.hasSuffix("frame  0.000") }
+        #expect(frames.count >= 2, "\(run.output)")
     }
 
     @Test("bad input: unreadable, not audio, empty, truncated, options out of range; each a clear error or sensible output")
