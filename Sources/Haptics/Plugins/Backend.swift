@@ -172,8 +172,14 @@ public final class Backend: @unchecked Sendable {
     func failure(_ operation: DeviceOperation, code: Int32, device: UnsafeMutableRawPointer?, deviceID: String?) -> DeviceError {
         var buffer = [CChar](repeating: 0, count: 512)
         _ = table.last_error!(table.instance, device, &buffer, buffer.count)
-        let message = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return .backendFailure(deviceID: deviceID, backend: name, operation: operation, errno: code < 0 ? -code : EIO, message: message)
+        return .backendFailure(deviceID: deviceID, backend: name, operation: operation, errno: code < 0 ? -code : EIO, message: String(cText: buffer))
+    }
+}
+
+extension String {
+    /// The NUL-terminated UTF-8 text a plugin wrote into `buffer` (all of it when there is no NUL).
+    init(cText buffer: [CChar]) {
+        self = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -190,7 +190,7 @@ public final class PluginActuator: Actuator {
             backend.host.logger.warning("\(error); \(effect) plays with frames")
             return nil
         }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(cText: buffer)
     }
 
     /// Calls the plugin's `start_native` (ABI 1.8).
@@ -204,7 +204,7 @@ public final class PluginActuator: Actuator {
         guard description.selfCalibrates, let calibrate = backend.selfCalibrateFunction else { throw .noSelfCalibration(deviceID: description.id) }
         var buffer = [CChar](repeating: 0, count: 4_096)
         try perform(.selfCalibrate) { device in buffer.withUnsafeMutableBufferPointer { calibrate(device, $0.baseAddress!, $0.count) } }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = String(cText: buffer)
         var values: [String: Double] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
