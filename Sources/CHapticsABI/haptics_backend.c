@@ -38,4 +38,10 @@ HAPTICS_PIN(offsetof(haptics_backend_v1, restore_calibration) == 40 + 16 * sizeo
 /* 1.8 */
 HAPTICS_PIN(offsetof(haptics_backend_v1, native_feedback) == 40 + 17 * sizeof(void *));
 HAPTICS_PIN(offsetof(haptics_backend_v1, start_native) == 40 + 18 * sizeof(void *));
-HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 19 * sizeof(void *));
+/* 1.9 */
+HAPTICS_PIN(sizeof(haptics_capture_format_v1) == 24);
+HAPTICS_PIN(sizeof(haptics_capture_block_v1) == 24 + sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_capture_block_v1, time_ns) == 8 + sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, capture_open) == 40 + 19 * sizeof(void *));
+HAPTICS_PIN(offsetof(haptics_backend_v1, capture_close) == 40 + 21 * sizeof(void *));
+HAPTICS_PIN(sizeof(haptics_backend_v1) == 40 + 22 * sizeof(void *));

@@ -111,7 +111,9 @@ public func fillBackendTable(
         return DeviceBox.with(handle) { box in box.run { () throws(BackendFailure) in try box.driver.submit(view) } }
     }
     filled.last_error = { instance, handle, buffer, size in
-        let message = handle.map { DeviceBox.from($0).lastError.withLock { $0 } } ?? InstanceBox.from(instance).lastError.withLock { $0 }
+        // A device's box or a capture's: both record their failures the same way.
+        let message = handle.map { Unmanaged<FailureRecorder>.fromOpaque($0).takeUnretainedValue().lastError.withLock { $0 } }
+            ?? InstanceBox.from(instance).lastError.withLock { $0 }
         let utf8 = Array(message.utf8)
         if size > 0 {
             let count = min(utf8.count, size - 1)
@@ -198,10 +200,47 @@ public func fillBackendTable(
             }
         }
     }
+    if driver is any AudioCaptureBackend { fillCapture(&filled) }
     withUnsafeBytes(of: &filled) { source in
         UnsafeMutableRawPointer(table).copyMemory(from: source.baseAddress!, byteCount: min(size, MemoryLayout<haptics_backend_v1>.size))
     }
     return 0
+}
+
+/// The capture functions (ABI 1.9), for a backend that is an ``AudioCaptureBackend``.
+private func fillCapture(_ filled: inout haptics_backend_v1) {
+    filled.capture_open = { instance, source, format, handle in
+        let box = InstanceBox.from(instance)
+        let name = String(cString: source)
+        let request = CaptureRequest(format.pointee)
+        return box.run { () throws(BackendFailure) in
+            guard let backend = box.driver as? any AudioCaptureBackend else { throw BackendFailure(code: EOPNOTSUPP, "this backend captures no audio") }
+            let capture = try backend.openCapture(source: name, request: request)
+            let opened = capture.format
+            format.pointee.rate_hz = UInt32(clamping: opened.rate)
+            format.pointee.channel_count = UInt32(clamping: opened.channels)
+            format.pointee.period_frames = UInt32(clamping: opened.periodFrames)
+            if Int(format.pointee.struct_size) >= MemoryLayout<haptics_capture_format_v1>.offset(of: \.buffer_frames)! + 4 {
+                format.pointee.buffer_frames = UInt32(clamping: opened.bufferFrames)
+            }
+            handle.pointee = Unmanaged.passRetained(CaptureBox(driver: capture)).toOpaque()
+        }
+    }
+    filled.capture_read = { handle, block, timeout in
+        Unmanaged<CaptureBox>.fromOpaque(handle!)._withUnsafeGuaranteedRef { box in
+            let channels = box.driver.format.channels
+            let room = UnsafeMutableBufferPointer(start: block.pointee.samples, count: Int(block.pointee.frame_capacity) * channels)
+            var read = CaptureRead(frames: 0, timeNanoseconds: 0, overruns: 0)
+            let rc = box.run { () throws(BackendFailure) in read = try box.driver.read(into: room, timeoutNanoseconds: timeout) }
+            block.pointee.frame_count = UInt32(clamping: min(read.frames, Int(block.pointee.frame_capacity)))
+            block.pointee.time_ns = read.timeNanoseconds
+            block.pointee.overruns = UInt32(clamping: read.overruns)
+            return rc
+        }
+    }
+    filled.capture_close = { handle in
+        Unmanaged<CaptureBox>.fromOpaque(handle!).takeRetainedValue().driver.close()
+    }
 }
 
 /// Writes `text` NUL-terminated into the host's `buffer` of `size` bytes.
@@ -235,6 +274,11 @@ private final class InstanceBox: FailureRecorder, @unchecked Sendable {
     let listed = Mutex<[String: DeviceSpec]>([:])
     init(driver: any BackendDriver) { self.driver = driver }
     static func from(_ raw: UnsafeMutableRawPointer?) -> InstanceBox { Unmanaged.fromOpaque(raw!).takeUnretainedValue() }
+}
+
+private final class CaptureBox: FailureRecorder, @unchecked Sendable {
+    let driver: any CaptureDriver
+    init(driver: any CaptureDriver) { self.driver = driver }
 }
 
 private final class DeviceBox: FailureRecorder, @unchecked Sendable {

@@ -11,5 +11,5 @@ struct HapticCal: ParsableCommand {
             program, and in ../lib/haptics. Without hardware, the recording backend simulates an LRA \
             (recording:lra), an ERM (recording:erm) and a gamepad (recording:gamepad).
             """,
-        subcommands: [List.self, Info.self, Play.self, Trigger.self, Effects.self, Convert.self, Plot.self, Replay.self, Policy.self, Calibrate.self, Verify.self, ProfileCommand.self])
+        subcommands: [List.self, Info.self, Play.self, Trigger.self, Effects.self, Convert.self, Listen.self, Plot.self, Replay.self, Policy.self, Calibrate.self, Verify.self, ProfileCommand.self])
 }

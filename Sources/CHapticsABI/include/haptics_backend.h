@@ -86,6 +86,10 @@
  *   1.8  the feedback vocabulary on a device's own effects: `native_feedback` (which stored
  *        effect plays a vocabulary effect) and `start_native` (a stored effect started without
  *        waiting for its end) appended to `haptics_backend_v1` (optional).
+ *   1.9  audio capture, for haptics that follow live audio: `haptics_capture_format_v1`,
+ *        `haptics_capture_block_v1`, and `capture_open`, `capture_read` and `capture_close`
+ *        appended to `haptics_backend_v1` (optional). A capture is no device: the backend that
+ *        links a sound library (alsa) opens it, so the host never links one.
  */
 #ifndef HAPTICS_BACKEND_H
 #define HAPTICS_BACKEND_H
@@ -384,6 +388,46 @@ typedef struct haptics_trigger_effect_v1 {
     float zones[HAPTICS_TRIGGER_ZONES];
 } haptics_trigger_effect_v1;
 
+/**
+ * (1.9) The stream an audio capture delivers. The host zeroes it, sets `struct_size` and what it
+ * asks for; the backend opens the nearest its source takes and writes back what it opened (the
+ * plugin writes only fields that end within `struct_size`).
+ */
+typedef struct haptics_capture_format_v1 {
+    /** Set by the host: sizeof(haptics_capture_format_v1) as the host was built. */
+    uint32_t struct_size;
+    /** In: the rate the host asks for, in frames per second (0: the source's own). Out: the rate opened. */
+    uint32_t rate_hz;
+    /** In: the channels the host asks for (0: the source's own). Out: the channels opened, 1...32. */
+    uint32_t channel_count;
+    /** In: the frames the host would read at a time (0: the backend's choice). Out: the period opened. */
+    uint32_t period_frames;
+    /** Out: frames the source holds at most before it overruns (one ALSA buffer). */
+    uint32_t buffer_frames;
+    /** Always zero (alignment). */
+    uint32_t reserved;
+} haptics_capture_format_v1;
+
+/** (1.9) One read from an audio capture: the host's buffer, and what the backend put there. */
+typedef struct haptics_capture_block_v1 {
+    /** Host-owned room for `frame_capacity` frames of floats, -1 ... 1, interleaved per the format's channels. */
+    float * _Nonnull samples;
+    /** Frames `samples` has room for. */
+    uint32_t frame_capacity;
+    /** Set by the backend: the frames read, 0 ... `frame_capacity` (0: the timeout passed first). */
+    uint32_t frame_count;
+    /**
+     * Set by the backend: the CLOCK_MONOTONIC time, in nanoseconds, at which the first frame read
+     * entered the source (the sound card's clock mapped onto the monotonic clock: the read's time
+     * less the frames the source still held), so the host can tell each sample's age.
+     */
+    uint64_t time_ns;
+    /** Set by the backend: the overruns it recovered from since the last read (frames were lost). */
+    uint32_t overruns;
+    /** Always zero (alignment). */
+    uint32_t reserved;
+} haptics_capture_block_v1;
+
 /** What the host offers a backend instance. Valid until the instance is destroyed. */
 typedef struct haptics_host_v1 {
     /** HAPTICS_ABI_VERSION of the host. */
@@ -433,8 +477,8 @@ typedef struct haptics_backend_v1 {
     /** Stops all output now (amplitude 0 everywhere); the device stays awake. */
     int (* _Nullable stop)(void * _Nullable device);
     /**
-     * Copies the message of the last failure on `device` (or, with device NULL, of the
-     * last failed `enumerate` or `open`) into `buffer`, NUL-terminated, truncated to `size`.
+     * Copies the message of the last failure on `device` (a device or, from 1.9, a capture
+     * handle; with NULL, of the last failed `enumerate`, `open` or `capture_open`) into `buffer`, NUL-terminated, truncated to `size`.
      * Returns the message's full length; 0 when there is none.
      */
     size_t (* _Nullable last_error)(void * _Nullable instance, void * _Nullable device, char * _Nonnull buffer, size_t size);
@@ -542,6 +586,30 @@ typedef struct haptics_backend_v1 {
      * names it; nothing was played), -EOPNOTSUPP, or another negative errno value.
      */
     int (* _Nullable start_native)(void * _Nullable device, const char * _Nonnull sequence);
+
+    /* ---- ABI 1.9: optional, present when struct_size covers it and it is not NULL. ---- */
+
+    /**
+     * Opens the audio source `source` for capture, in the backend's own naming (for alsa a PCM:
+     * "default", "hw:Loopback,1,0", "pulse"), as `format` asks (see `haptics_capture_format_v1`),
+     * and returns its handle in `*capture`. Capture starts with the first `capture_read`. Returns 0,
+     * -ENOENT (no such source), -EBUSY, -EACCES, -EINVAL (a format the source cannot give:
+     * `last_error` with the instance names what it takes), or another negative errno value.
+     */
+    int (* _Nullable capture_open)(void * _Nullable instance, const char * _Nonnull source,
+                                   haptics_capture_format_v1 * _Nonnull format, void * _Nullable * _Nonnull capture);
+
+    /**
+     * Reads what the source has captured into `block`: blocks until at least one period is there or
+     * `timeout_ns` nanoseconds have passed, then reads what is there, up to `frame_capacity` frames.
+     * An overrun is recovered from and counted in `block->overruns`. Returns 0 (with `frame_count`
+     * set, 0 after the timeout) or a negative errno value (-ENODEV: the source is gone);
+     * `last_error(instance, capture, ...)` gives the message. One thread at a time per capture.
+     */
+    int (* _Nullable capture_read)(void * _Nullable capture, haptics_capture_block_v1 * _Nonnull block, uint64_t timeout_ns);
+
+    /** Stops the capture and releases the handle. Called exactly once per successful `capture_open`. */
+    void (* _Nullable capture_close)(void * _Nullable capture);
 } haptics_backend_v1;
 
 /** The size of the backend table of ABI 1.0 (the nine required functions): the least a host passes and a plugin fills. */

@@ -1,0 +1,153 @@
+import Haptics
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a live run did, and how late the haptics followed the audio.
+public struct LiveHapticsReport: Sendable, Hashable {
+    /// Blocks of audio read.
+    public var blocks = 0
+    /// Seconds of audio read.
+    public var seconds = 0.0
+    /// Overruns the capture recovered from (audio lost because a read came late).
+    public var overruns = 0
+    /// Onsets found.
+    public var onsets = 0
+    /// Blocks whose drive changed: sent to the engine.
+    public var updates = 0
+    /// For each update, seconds from the oldest sample of its block entering the source (the
+    /// latest a sound in the block can be felt: a period, plus the work) to the engine's pass that
+    /// sent its drive to the device (the pass runs before the update returns).
+    public var latencies: [Double] = []
+    /// Why the run ended: nil when asked to stop or its time was up, else the failure.
+    public var failure: String?
+
+    /// The latency below which `fraction` (0 … 1) of the updates fell, seconds; nil without updates.
+    public func latency(percentile fraction: Double) -> Double? {
+        guard !latencies.isEmpty else { return nil }
+        let sorted = latencies.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
+    }
+}
+
+/// Live audio driving one device through an engine: reads an ``AudioCapture`` a period at a time,
+/// follows it with a ``LiveAudioFollower`` and plays the result as the intensity and sharpness
+/// controls of a continuous event, so the device's calibration, its power model and every other
+/// player on the engine apply as to any pattern (and the engine mixes them). A motor gets
+/// amplitude and frequency frames; a waveform device (a voice coil, the DualSense) a sine at the
+/// sharpness's frequency in its band.
+///
+/// ``run(for:)`` blocks until ``stop()``, the time given, or a failure of the capture or the
+/// engine; the device is silent when it returns.
+public final class LiveHaptics: Sendable {
+    /// The capture it reads.
+    public let capture: AudioCapture
+    /// The engine it plays on.
+    public let engine: HapticEngine
+    /// The band the follower listens to, Hz.
+    public let band: ClosedRange<Double>
+    /// The options.
+    public let options: LiveHapticsOptions
+    private let stopping = Atomic<Bool>(false)
+
+    /// The band a device renders: its calibrated usable band where its profile has one, else the
+    /// bass a motor renders (30 … 250 Hz).
+    public static func band(for engine: HapticEngine, deviceID: String) -> ClosedRange<Double> {
+        if let profile = engine.frequencyProfile(forDevice: deviceID), profile.minimumFrequency < profile.maximumFrequency {
+            return profile.minimumFrequency...profile.maximumFrequency
+        }
+        return 30...250
+    }
+
+    /// A run of `capture` on `engine`, listening to `options.band` or else the band of the engine's
+    /// first device.
+    /// - Throws: ``AudioToHapticsError``: an option out of range, or a capture rate the follower cannot take.
+    public init(capture: AudioCapture, engine: HapticEngine, options: LiveHapticsOptions = LiveHapticsOptions()) throws(AudioToHapticsError) {
+        self.capture = capture
+        self.engine = engine
+        self.options = options
+        let device = engine.devices.first?.description.id ?? ""
+        var band = options.band ?? Self.band(for: engine, deviceID: device)
+        // A band past the capture's Nyquist frequency ends below it.
+        let nyquist = Double(capture.format.rate) / 2
+        if band.upperBound >= nyquist { band = min(band.lowerBound, nyquist * 0.45)...(nyquist * 0.9) }
+        self.band = band
+        _ = try LiveAudioFollower(rate: Double(capture.format.rate), band: band, options: options)
+    }
+
+    /// Ends a run from any thread (within a period).
+    public func stop() { stopping.store(true, ordering: .relaxed) }
+
+    /// Listens until ``stop()``, `duration` seconds (nil: no limit) or a failure, then silences the
+    /// device; returns what happened.
+    public func run(for duration: Double? = nil) -> LiveHapticsReport {
+        var report = LiveHapticsReport()
+        let format = capture.format
+        var follower: LiveAudioFollower
+        do throws(AudioToHapticsError) {
+            follower = try LiveAudioFollower(rate: Double(format.rate), band: band, options: options)
+        } catch {
+            report.failure = "\(error)"
+            return report
+        }
+        let player: any HapticAdvancedPatternPlayer
+        do {
+            // One continuous event, looped: the controls shape it (intensity × control, sharpness + control).
+            let pattern = try HapticPattern(events: [
+                HapticEvent(
+                    eventType: .hapticContinuous,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1), HapticEventParameter(parameterID: .hapticSharpness, value: 0)],
+                    relativeTime: 0, duration: HapticEvent.maximumContinuousDuration)
+            ])
+            player = try engine.makeAdvancedPlayer(with: pattern)
+            player.loopEnabled = true
+            player.loopEnd = HapticEvent.maximumContinuousDuration
+            try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0, relativeTime: 0)], atTime: 0)
+            try player.start(atTime: 0)
+        } catch {
+            report.failure = "\(error)"
+            return report
+        }
+        defer { try? player.stop(atTime: 0) }
+        report.latencies.reserveCapacity(duration.map { Int($0 / format.period) + 16 } ?? 4_096)
+        var samples: [Float] = []
+        var sent: (intensity: Double, sharpness: Double) = (-1, -1)
+        let end = duration.map { HapticInstant.monotonicNow().advanced(bySeconds: $0) }
+        while !stopping.load(ordering: .relaxed) {
+            if let end, HapticInstant.monotonicNow() >= end { break }
+            let read: CapturedAudio
+            do throws(AudioCaptureError) {
+                read = try capture.read(into: &samples, timeout: 0.1)
+            } catch {
+                report.failure = "\(error)"
+                break
+            }
+            report.overruns += read.overruns
+            guard read.frames > 0 else { continue }
+            report.blocks += 1
+            report.seconds += Double(read.frames) / Double(format.rate)
+            let level = samples.withUnsafeBufferPointer { follower.process($0, frames: read.frames, channels: format.channels) }
+            if level.onset { report.onsets += 1 }
+            // Controls change only when the drive would: a step of 1/256 in intensity, 1/100 in sharpness.
+            let intensity = (level.intensity * 256).rounded() / 256
+            let sharpness = (level.sharpness * 100).rounded() / 100
+            guard intensity != sent.intensity || (intensity > 0 && sharpness != sent.sharpness) else { continue }
+            sent = (intensity, sharpness)
+            do {
+                try player.sendParameters(
+                    [
+                        HapticDynamicParameter(parameterID: .hapticIntensityControl, value: intensity, relativeTime: 0),
+                        HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: sharpness, relativeTime: 0),
+                    ], atTime: 0)
+            } catch {
+                report.failure = "\(error)"
+                break
+            }
+            report.updates += 1
+            report.latencies.append(HapticInstant.monotonicNow().seconds(since: read.time))
+        }
+        return report
+    }
+}
