@@ -136,7 +136,7 @@ let package = Package(
         .target(
             name: "HapticsDaemon",
             dependencies: [
-                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd", "CHapticsSystem",
+                "Haptics", "HapticsSupport", "HapticsBus", "CHapticsdInterfaces", "CSystemd", "CHapticsSystem", "HapticsAudioAnalysis",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(

@@ -24,6 +24,9 @@ public struct LiveHapticsReport: Sendable, Hashable {
     /// Why the run ended: nil when asked to stop or its time was up, else the failure.
     public var failure: String?
 
+    /// An empty report.
+    public init() {}
+
     /// The latency below which `fraction` (0 … 1) of the updates fell, seconds; nil without updates.
     public func latency(percentile fraction: Double) -> Double? {
         guard !latencies.isEmpty else { return nil }
@@ -77,7 +80,7 @@ public final class LiveHaptics: Sendable {
         _ = try LiveAudioFollower(rate: Double(capture.format.rate), band: band, options: options)
     }
 
-    /// Ends a run from any thread (within a period).
+    /// Ends a run from any thread (within a period, at most 20 ms more).
     public func stop() { stopping.store(true, ordering: .relaxed) }
 
     /// Listens until ``stop()``, `duration` seconds (nil: no limit) or a failure, then silences the
@@ -119,7 +122,7 @@ public final class LiveHaptics: Sendable {
             if let end, HapticInstant.monotonicNow() >= end { break }
             let read: CapturedAudio
             do throws(AudioCaptureError) {
-                read = try capture.read(into: &samples, timeout: 0.1)
+                read = try capture.read(into: &samples, timeout: 0.02)
             } catch {
                 report.failure = "\(error)"
                 break

@@ -40,6 +40,8 @@ public final class HapticsDaemon: @unchecked Sendable {
     var audio = AudioStore()
     /// The adaptive triggers clients hold (`SetTriggers`).
     var triggers = TriggerHolds()
+    /// Live audio driving devices (`Listen`).
+    var listeners = Listeners()
     /// The app ids each client used (to drop an app's guards when its last client leaves).
     var clientApps: [String: Set<String>] = [:]
     /// The user behind each client that has something under way (a budget per user).
@@ -279,6 +281,7 @@ public final class HapticsDaemon: @unchecked Sendable {
         stopping = true
         _ = sd_notify(0, "STOPPING=1")
         for event in feedback.events.values.sorted(by: { $0.id < $1.id }) { endFeedbackEvent(event, reason: "daemon-stopping") }
+        listeners.removeAll()
         let ended = players.endAll(reason: "daemon-stopping")
         triggers.releaseAll()
         devices.shutDown()
@@ -337,6 +340,8 @@ public final class HapticsDaemon: @unchecked Sendable {
             record.released = true
             players.stop(record, reason: "client-vanished")
         }
+        let listening = listeners.removeAll(ownedBy: name)
+        if listening > 0 { logger.info("client \(name) left: stopped its \(listening) listener(s)") }
         limiter.forget(name)
         audio.forget(name)
         let freed = triggers.release(ownedBy: name)
@@ -393,6 +398,13 @@ public final class HapticsDaemon: @unchecked Sendable {
             try authorizer.check(.setAppPolicy, sender: name, uid: uid, on: bus)
         }
         return uid
+    }
+
+    /// Throws `AccessDenied` unless `sender` may have the service capture audio for it (`Listen`).
+    func authorizeListen(_ sender: String?) throws(BusError) {
+        guard authorizer.enabled else { return }
+        let (name, uid) = try caller(sender)
+        try authorizer.check(.listen, sender: name, uid: uid, on: bus)
     }
 
     /// The caller's unique name and user.

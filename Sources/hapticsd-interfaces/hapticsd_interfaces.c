@@ -39,6 +39,8 @@ METHOD(hapticsd_manager_stop_all);
 METHOD(hapticsd_manager_register_audio);
 METHOD(hapticsd_manager_unregister_audio);
 METHOD(hapticsd_manager_set_triggers);
+METHOD(hapticsd_manager_listen);
+METHOD(hapticsd_manager_stop_listening);
 METHOD(hapticsd_manager_set_app_policy);
 METHOD(hapticsd_manager_get_app_policy);
 METHOD(hapticsd_manager_get_statistics);
@@ -122,6 +124,10 @@ static const sd_bus_vtable manager_vtable[] = {
                             UNPRIVILEGED),
     SD_BUS_METHOD_WITH_ARGS("SetTriggers", SD_BUS_ARGS("s", app_id, "s", device, "a{sv}", right, "a{sv}", left), SD_BUS_NO_RESULT,
                             hapticsd_manager_set_triggers, UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("Listen", SD_BUS_ARGS("s", app_id, "s", device, "s", source, "a{sv}", options), SD_BUS_RESULT("t", id),
+                            hapticsd_manager_listen, UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("StopListening", SD_BUS_ARGS("t", id), SD_BUS_RESULT("a{sv}", report), hapticsd_manager_stop_listening,
+                            UNPRIVILEGED),
     SD_BUS_METHOD_WITH_ARGS("SetAppPolicy", SD_BUS_ARGS("s", app_id, "a{sv}", policy), SD_BUS_NO_RESULT,
                             hapticsd_manager_set_app_policy, UNPRIVILEGED),
     SD_BUS_METHOD_WITH_ARGS("GetAppPolicy", SD_BUS_ARGS("s", app_id), SD_BUS_RESULT("a{sv}", policy),

@@ -23,6 +23,9 @@ public enum AuthorizationAction: String, Sendable {
     /// Another user's app's settings (`SetAppPolicy` for an app id another user's connections use
     /// or set last).
     case setAppPolicy = "org.swifthaptics.Haptics1.set-app-policy"
+    /// Live audio captured by the service to drive a device (`Listen`): the service opens a capture
+    /// (a microphone, a sound server's monitor) its caller may not be allowed to open.
+    case listen = "org.swifthaptics.Haptics1.listen"
 }
 
 /// Decides whether a caller may change a setting: its user is asked of dbus-daemon, root and

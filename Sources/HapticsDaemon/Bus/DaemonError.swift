@@ -132,6 +132,11 @@ public enum DaemonError {
         BusError(name: prefix + "UnknownAudio", message: "no clip \(id) is registered by this connection (unregistered, replaced under its name, or another client's)")
     }
 
+    /// Too many listeners (`Listen`) for the caller or the service.
+    public static func tooManyListeners(_ problem: String) -> BusError {
+        BusError(name: prefix + "TooManyListeners", message: problem)
+    }
+
     /// Too many players at once for one client.
     public static func tooManyPlayers(_ client: String, limit: Int) -> BusError {
         BusError(name: prefix + "TooManyPlayers", message: "client \(client) holds \(limit) players, the most allowed; release players it no longer needs")

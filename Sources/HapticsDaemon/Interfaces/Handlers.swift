@@ -178,6 +178,16 @@ public func managerUnregisterAudio(_ message: OpaquePointer?, _ userdata: Unsafe
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.unregisterAudio(call) }
 }
 
+@_cdecl("hapticsd_manager_listen")
+public func managerListen(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
+    method(message, userdata, error) { daemon, call throws(BusError) in try daemon.listen(call) }
+}
+
+@_cdecl("hapticsd_manager_stop_listening")
+public func managerStopListening(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
+    method(message, userdata, error) { daemon, call throws(BusError) in try daemon.stopListening(call) }
+}
+
 @_cdecl("hapticsd_manager_set_triggers")
 public func managerSetTriggers(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ error: OpaquePointer?) -> Int32 {
     method(message, userdata, error) { daemon, call throws(BusError) in try daemon.setTriggers(call) }

@@ -19,6 +19,8 @@ final class DaemonRig {
     let directory: String
     /// The hapticsd this rig runs.
     let executable: String
+    /// What hapticsd gets beyond the client environment (`HOME` for an ALSA configuration of its own).
+    let daemonEnvironment: [String: String]
     /// The private bus's address.
     let address: String
     /// Where hapticsd's recording backend writes.
@@ -33,9 +35,10 @@ final class DaemonRig {
     /// `executable` is the hapticsd to run (the debug build's by default).
     init(
         devices: String = "lra,gamepad", arguments: [String] = [], startDaemon: Bool = true, serviceDirectories: [String] = [], allUsers: Bool = false,
-        executable: String = DaemonRig.hapticsd
+        executable: String = DaemonRig.hapticsd, environment: [String: String] = [:]
     ) throws {
         self.executable = executable
+        daemonEnvironment = environment
         directory = TestSupport.makeTemporaryDirectory("hapticsd")
         if allUsers { chmod(directory, 0o755) }
         address = "unix:path=\(directory)/bus"
@@ -119,7 +122,7 @@ final class DaemonRig {
     /// Starts hapticsd and waits for its readiness notification (`sd_notify` READY=1).
     func start(devices: String = "lra,gamepad", arguments: [String] = []) throws {
         if notify < 0 { notify = try Self.notifySocket(path: directory + "/notify") }
-        var environment = clientEnvironment
+        var environment = clientEnvironment.merging(daemonEnvironment) { $1 }
         environment["NOTIFY_SOCKET"] = directory + "/notify"
         let child = try ChildProcess(
             [
