@@ -19,7 +19,9 @@ public struct LiveHapticsReport: Sendable, Hashable {
     public var updates = 0
     /// For each update, seconds from the oldest sample of its block entering the source (the
     /// latest a sound in the block can be felt: a period, plus the work) to the engine's pass that
-    /// sent its drive to the device (the pass runs before the update returns).
+    /// sent its drive to the device (the pass runs before the update returns); in
+    /// ``LiveHaptics/Mode/signal``, to when the block is meant to play (``LiveHaptics/signalDelay``,
+    /// or later when it came late), before the device's own stream latency.
     public var latencies: [Double] = []
     /// Why the run ended: nil when asked to stop or its time was up, else the failure.
     public var failure: String?
@@ -35,12 +37,17 @@ public struct LiveHapticsReport: Sendable, Hashable {
     }
 }
 
-/// Live audio driving one device through an engine: reads an ``AudioCapture`` a period at a time,
-/// follows it with a ``LiveAudioFollower`` and plays the result as the intensity and sharpness
-/// controls of a continuous event, so the device's calibration, its power model and every other
-/// player on the engine apply as to any pattern (and the engine mixes them). A motor gets
-/// amplitude and frequency frames; a waveform device (a voice coil, the DualSense) a sine at the
-/// sharpness's frequency in its band.
+/// Live audio driving one device through an engine: reads an ``AudioCapture`` a period at a time
+/// and follows it with a ``LiveAudioFollower``.
+///
+/// - A motor (``Mode/frames``) plays the follower's intensity and sharpness as the controls of a
+///   continuous event, so the device's calibration, its power model and every other player on the
+///   engine apply as to any pattern (the engine mixes them): amplitude and frequency frames.
+/// - A waveform device (``Mode/signal``: a voice coil, the DualSense's coils, a transducer on a
+///   sound card) plays the band-passed signal itself, at the automatic gain: each block goes into a
+///   ``LiveAudioRing`` that a looping `AudioCustom` event plays, ``signalDelay`` behind the
+///   capture. Through hapticsd (an engine that plays through the service) a ring cannot travel,
+///   and a waveform device gets frames like a motor.
 ///
 /// ``run(for:)`` blocks until ``stop()``, the time given, or a failure of the capture or the
 /// engine; the device is silent when it returns.
@@ -53,7 +60,21 @@ public final class LiveHaptics: Sendable {
     public let band: ClosedRange<Double>
     /// The options.
     public let options: LiveHapticsOptions
+    /// How the device is driven.
+    public let mode: Mode
     private let stopping = Atomic<Bool>(false)
+
+    /// How a run drives its device.
+    public enum Mode: String, Sendable, Hashable {
+        /// Intensity and sharpness as frames (motors; any device through hapticsd).
+        case frames
+        /// The band-passed audio itself (waveform devices).
+        case signal
+    }
+
+    /// In ``Mode/signal``: how far behind its capture a sample is meant to play, seconds: two
+    /// capture periods and 2 ms, so a block is in the ring before the device's stream renders it.
+    public var signalDelay: Double { 2 * capture.format.period + 0.002 }
 
     /// The band a device renders: its calibrated usable band where its profile has one, else the
     /// bass a motor renders (30 … 250 Hz).
@@ -77,6 +98,7 @@ public final class LiveHaptics: Sendable {
         let nyquist = Double(capture.format.rate) / 2
         if band.upperBound >= nyquist { band = min(band.lowerBound, nyquist * 0.45)...(nyquist * 0.9) }
         self.band = band
+        mode = !engine.playsThroughService && engine.devices.first?.description.sampleStream != nil ? .signal : .frames
         _ = try LiveAudioFollower(rate: Double(capture.format.rate), band: band, options: options)
     }
 
@@ -95,27 +117,53 @@ public final class LiveHaptics: Sendable {
             report.failure = "\(error)"
             return report
         }
+        let signal = mode == .signal
+        let ring = signal ? LiveAudioRing(seconds: 2, rate: Double(format.rate)) : nil
+        let clipName = "live-audio-\(UInt(bitPattern: ObjectIdentifier(self).hashValue))"
+        var clipID: AudioResourceID?
         let player: any HapticAdvancedPatternPlayer
         do {
-            // One continuous event, looped: the controls shape it (intensity × control, sharpness + control).
-            let pattern = try HapticPattern(events: [
-                HapticEvent(
-                    eventType: .hapticContinuous,
-                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1), HapticEventParameter(parameterID: .hapticSharpness, value: 0)],
-                    relativeTime: 0, duration: HapticEvent.maximumContinuousDuration)
-            ])
+            let pattern: HapticPattern
+            if let ring {
+                // The ring, looping for as long as a pattern lasts, at the options' intensity.
+                clipID = try engine.registerAudioResource(AudioClip(live: ring, name: clipName), named: clipName)
+                pattern = try HapticPattern(events: [
+                    HapticEvent(
+                        eventType: .audioCustom, parameters: [HapticEventParameter(parameterID: .audioVolume, value: options.intensity)],
+                        relativeTime: 0, duration: HapticPattern.maximumTime, waveformPath: clipName, waveformLoopEnabled: true)
+                ])
+            } else {
+                // One continuous event, looped: the controls shape it (intensity × control, sharpness + control).
+                pattern = try HapticPattern(events: [
+                    HapticEvent(
+                        eventType: .hapticContinuous,
+                        parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1), HapticEventParameter(parameterID: .hapticSharpness, value: 0)],
+                        relativeTime: 0, duration: HapticEvent.maximumContinuousDuration)
+                ])
+            }
             player = try engine.makeAdvancedPlayer(with: pattern)
-            player.loopEnabled = true
-            player.loopEnd = HapticEvent.maximumContinuousDuration
-            try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0, relativeTime: 0)], atTime: 0)
+            if !signal {
+                player.loopEnabled = true
+                player.loopEnd = HapticEvent.maximumContinuousDuration
+                try player.sendParameters([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0, relativeTime: 0)], atTime: 0)
+            }
             try player.start(atTime: 0)
         } catch {
+            if let clipID { try? engine.unregisterAudioResource(clipID) }
             report.failure = "\(error)"
             return report
         }
-        defer { try? player.stop(atTime: 0) }
+        defer {
+            try? player.stop(atTime: 0)
+            if let clipID { try? engine.unregisterAudioResource(clipID) }
+        }
+        // Where the ring's frame 0 plays: the voice's start, on the engine's (monotonic) clock.
+        let origin = engine.currentTime - player.currentTime
+        let rate = Double(format.rate)
+        var written: Int?
         report.latencies.reserveCapacity(duration.map { Int($0 / format.period) + 16 } ?? 4_096)
         var samples: [Float] = []
+        var filtered = [Float](repeating: 0, count: signal ? max(format.bufferFrames, format.periodFrames) : 0)
         var sent: (intensity: Double, sharpness: Double) = (-1, -1)
         let end = duration.map { HapticInstant.monotonicNow().advanced(bySeconds: $0) }
         while !stopping.load(ordering: .relaxed) {
@@ -130,7 +178,25 @@ public final class LiveHaptics: Sendable {
             report.overruns += read.overruns
             guard read.frames > 0 else { continue }
             report.blocks += 1
-            report.seconds += Double(read.frames) / Double(format.rate)
+            report.seconds += Double(read.frames) / rate
+            if let ring {
+                if filtered.count < read.frames { filtered = [Float](repeating: 0, count: read.frames) }
+                let level = samples.withUnsafeBufferPointer { input in
+                    filtered.withUnsafeMutableBufferPointer { output in follower.process(input, frames: read.frames, channels: format.channels, filtered: output) }
+                }
+                if level.onset { report.onsets += 1 }
+                // The block goes where its time puts it, a delay on; blocks that follow on stay
+                // contiguous (the capture's clock and the monotonic one drift), unless 5 ms apart.
+                var position = Int(((read.time.seconds + signalDelay - origin) * rate).rounded())
+                if let written, abs(position - written) < Int(rate * 0.005) { position = written }
+                filtered.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<read.frames]), at: position) }
+                written = position + read.frames
+                // Felt when due, or now if it came late (its start then plays at once, if at all).
+                let now = HapticInstant.monotonicNow()
+                report.updates += 1
+                report.latencies.append(max(now.seconds(since: read.time), signalDelay))
+                continue
+            }
             let level = samples.withUnsafeBufferPointer { follower.process($0, frames: read.frames, channels: format.channels) }
             if level.onset { report.onsets += 1 }
             // Controls change only when the drive would: a step of 1/256 in intensity, 1/100 in sharpness.

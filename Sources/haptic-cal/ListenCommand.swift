@@ -77,7 +77,8 @@ struct Listen: ParsableCommand {
         defer { capture.close() }
         let (report, description, _) = try global.withDevice(device) { description, engine in
             let live = try LiveHaptics(capture: capture, engine: engine, options: options)
-            print("listening to \(capture.backendName):\(capture.source) (\(capture.format)), band \(Int(live.band.lowerBound))–\(Int(live.band.upperBound)) Hz, on \(description.id)")
+            let how = live.mode == .signal ? "the filtered signal, \(Int((live.signalDelay * 1000).rounded())) ms behind" : "intensity and sharpness frames"
+            print("listening to \(capture.backendName):\(capture.source) (\(capture.format)), band \(Int(live.band.lowerBound))–\(Int(live.band.upperBound)) Hz, on \(description.id) (\(how))")
             // Ctrl-C and SIGTERM end the run, which leaves the device stopped.
             var sources: [any DispatchSourceSignal] = []
             for number in [SIGINT, SIGTERM] {

@@ -51,6 +51,10 @@ public final class HapticEngine: Sendable {
     public let overuseGuard = OveruseGuard()
     /// Set when hapticsd owns the devices: players and feedback then play in the service.
     let remote: RemoteEngine?
+
+    /// Whether the engine plays through hapticsd (its devices are the service's): clips go to the
+    /// service as copies, so a ``LiveAudioRing`` cannot be played on it.
+    public var playsThroughService: Bool { remote != nil }
     let core: Mutex<Core>
     /// The registered clips (``registerAudioResource(_:named:)``).
     let audioResources = Mutex(AudioResources())

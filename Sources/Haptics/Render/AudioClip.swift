@@ -12,10 +12,28 @@
 /// The samples are held once and shared: copying a clip, or handing it to a device's stream,
 /// copies a reference (no allocation on the real-time path).
 public struct AudioClip: Sendable, Hashable, CustomStringConvertible {
-    /// The samples, interleaved, held by reference.
+    /// The samples, interleaved, held by reference: fixed, or a ``LiveAudioRing`` a capture writes.
     final class Storage: Sendable {
-        let samples: [Float]
-        init(_ samples: [Float]) { self.samples = samples }
+        let fixed: [Float]
+        let live: LiveAudioRing?
+        init(_ samples: [Float]) {
+            fixed = samples
+            live = nil
+        }
+        init(live ring: LiveAudioRing) {
+            fixed = []
+            live = ring
+        }
+
+        /// How many samples there are.
+        var count: Int { live?.frames ?? fixed.count }
+
+        /// Calls `body` with the samples (a live ring's as they are now).
+        @inline(__always)
+        func withSamples<Result>(_ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
+            if let live { return body(UnsafeBufferPointer(live.buffer)) }
+            return fixed.withUnsafeBufferPointer(body)
+        }
     }
 
     let storage: Storage
@@ -49,10 +67,19 @@ public struct AudioClip: Sendable, Hashable, CustomStringConvertible {
         self.name = name
     }
 
-    /// The interleaved samples.
-    public var samples: [Float] { storage.samples }
+    /// A mono clip whose samples `ring` holds as a capture writes them: played looping, it follows
+    /// the live audio a fixed delay behind (``LiveAudioRing``). Lives as long as the ring.
+    public init(live ring: LiveAudioRing, name: String = "live audio") {
+        storage = Storage(live: ring)
+        channelCount = 1
+        sampleRate = ring.rate
+        self.name = name
+    }
+
+    /// The interleaved samples (a live clip's as they are now).
+    public var samples: [Float] { storage.withSamples { Array($0) } }
     /// Frames (samples per channel).
-    public var frameCount: Int { storage.samples.count / channelCount }
+    public var frameCount: Int { storage.count / channelCount }
     /// How long the clip plays at its own rate, in seconds.
     public var duration: Double { Double(frameCount) / sampleRate }
 
@@ -61,6 +88,64 @@ public struct AudioClip: Sendable, Hashable, CustomStringConvertible {
     /// Two clips are the same when they share their samples (a copy of one clip).
     public static func == (lhs: AudioClip, rhs: AudioClip) -> Bool { lhs.storage === rhs.storage }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(storage)) }
+}
+
+/// A ring of mono samples that a capture writes as audio arrives and a waveform device's stream
+/// reads as a looping ``AudioClip`` (``AudioClip/init(live:name:)``): the live path of waveform
+/// devices, which play the filtered audio itself.
+///
+/// The writer puts each sample at the ring frame its time gives (the voice's start, plus a delay
+/// longer than a capture period and the work, so the reader — a device's stream, rendering each
+/// frame just before it is due — always finds it written), and clears ``guardFrames`` beyond what
+/// it wrote: if the writer stalls, the reader catches up into silence, never into audio a ring's
+/// length old. The two threads touch different frames (the reader stays the delay behind); a
+/// sample is a 32-bit float, written and read whole.
+public final class LiveAudioRing: @unchecked Sendable {
+    // One writer thread (the capture's); readers only read, the delay behind it.
+    /// Frames in the ring.
+    public let frames: Int
+    /// Frames per second.
+    public let rate: Double
+    /// Frames cleared ahead of each write: how long a stalled writer is heard as silence.
+    public let guardFrames: Int
+    let buffer: UnsafeMutableBufferPointer<Float>
+    /// Where the last write ended (a write that starts there clears only what enters the guard).
+    private var end: Int?
+
+    /// A silent ring of `seconds` (0.1 … 60) at `rate` Hz (1 kHz … 384 kHz, ``AudioClip/sampleRates``),
+    /// clearing a quarter of it ahead of each write.
+    public init(seconds: Double, rate: Double) {
+        self.rate = min(max(rate.isFinite ? rate : 48_000, AudioClip.sampleRates.lowerBound), AudioClip.sampleRates.upperBound)
+        frames = max(Int((min(max(seconds.isFinite ? seconds : 2, 0.1), AudioClip.maximumDuration) * self.rate).rounded()), 16)
+        guardFrames = frames / 4
+        buffer = .allocate(capacity: frames)
+        buffer.initialize(repeating: 0)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Writes `samples` from ring frame `position` on (wrapping), and keeps the ``guardFrames``
+    /// after them silent (a write that continues the last clears only the frames that enter the
+    /// guard). At most a ring's length less the guard is written (the rest is dropped).
+    public func write(_ samples: UnsafeBufferPointer<Float>, at position: Int) {
+        let count = min(samples.count, frames - guardFrames)
+        let start = ((position % frames) + frames) % frames
+        var index = start
+        for sample in samples.prefix(count) {
+            buffer[index] = sample.isFinite ? sample : 0
+            index = index + 1 == frames ? 0 : index + 1
+        }
+        let continues = end == start && count <= guardFrames
+        end = index
+        // The guard after a continued write is silent already but for its last `count` frames.
+        var clear = continues ? count : guardFrames
+        if continues { index = (index + guardFrames - count) % frames }
+        while clear > 0 {
+            buffer[index] = 0
+            index = index + 1 == frames ? 0 : index + 1
+            clear -= 1
+        }
+    }
 }
 
 /// Why samples cannot be an ``AudioClip``: each names the clip and what would do.

@@ -264,7 +264,7 @@ public struct WaveformSynth: Sendable {
             let clipChannels = clip.channelCount
             let loops = playing.voice.loops
             var ended = false
-            clip.storage.samples.withUnsafeBufferPointer { samples in
+            clip.storage.withSamples { samples in
                 for frame in start..<end {
                     var at = (Double(position + Int64(frame)) - playing.startFrame) * playing.step
                     if at < 0 { continue }  // Not begun yet.

@@ -168,6 +168,56 @@ struct LiveHapticsTests {
         #expect(run.output.contains("no capture source hw:CARD=NoSuchCard,DEV=1") && run.output.contains("arecord -l"), "\(run.output)")
     }
 
+    @Test("a live ring: writes land where their position says, continue without gaps, and a stalled writer is heard as silence, never as audio a ring old")
+    func liveRing() {
+        let ring = LiveAudioRing(seconds: 0.1, rate: 1_000)
+        let clip = AudioClip(live: ring)
+        #expect(ring.frames == 100 && ring.guardFrames == 25 && clip.frameCount == 100 && clip.channelCount == 1)
+        let ones = [Float](repeating: 1, count: 10)
+        for block in 0..<12 { ones.withUnsafeBufferPointer { ring.write($0, at: block * 10) } }
+        // 120 frames written from 0 (wrapping once): frames 20…44 are the guard, the rest audio.
+        let samples = clip.samples
+        #expect(samples[0..<20].allSatisfy { $0 == 1 } && samples[45...].allSatisfy { $0 == 1 }, "\(samples)")
+        #expect(samples[20..<45].allSatisfy { $0 == 0 }, "\(samples)")
+        // A jump (the writer stalled, then resynced 30 frames on) clears a whole guard after it.
+        ones.withUnsafeBufferPointer { ring.write($0, at: 150) }
+        let after = clip.samples
+        #expect(after[50..<60].allSatisfy { $0 == 1 } && after[60..<85].allSatisfy { $0 == 0 }, "\(after)")
+    }
+
+    @Test("haptic-cal listen on a waveform device plays the band-passed audio itself: a 150 Hz tone in, 150 Hz out at the gain's full scale, the 3 kHz above the band left out, silence around it")
+    func listenSignal() throws {
+        let rate = Double(Self.rate)
+        // 0.4 s of silence, 1 s of a 150 Hz tone at −20 dBFS with a 3 kHz one of the same level, 0.6 s of silence.
+        let audio = (0..<Int(2 * rate)).map { index -> Float in
+            let time = Double(index) / rate
+            guard time >= 0.4 && time < 1.4 else { return 0 }
+            return Float(0.1 * sin(2 * .pi * 150 * time) + 0.1 * sin(2 * .pi * 3_000 * time))
+        }
+        let home = try Self.captureHome(audio)
+        let raw = home + "/coil.raw"
+        try """
+            {"format": 1, "name": "livecoil", "description": "A coil on a file PCM", "pcm": "file:FILE=\(raw),FORMAT=raw",
+             "channels": 1, "rate_hz": 48000, "period_us": 2000, "periods": 3,
+             "actuators": [{"name": "coil", "channel": 1, "actuator": "voice-coil", "resonant_frequency_hz": 150,
+                            "frequency_min_hz": 75, "frequency_max_hz": 300}]}
+            """.write(toFile: home + "/livecoil.json", atomically: true, encoding: .utf8)
+        let run = try ChildProcess(
+            [TestSupport.buildDirectory + "/haptic-cal", "listen", "alsa:livecoil", "--source", "livetest", "--seconds", "2.1",
+             "--set", "alsa.devices=\(home)", "--set", "alsa.dualsense=off"],
+            environment: ["HOME": home, "HAPTICS_PLUGIN_PATH": TestSupport.buildDirectory, "HAPTICS_DAEMON": "never", "XDG_CONFIG_HOME": home + "/config"],
+            outputPath: home + "/listen.txt")
+        #expect(try run.wait(timeout: 60) == .exited(0), "\(run.output)")
+        #expect(run.output.contains("(the filtered signal, 12 ms behind)"), "\(run.output)")
+        let coil = try #require(try Signal.channels(ofRawS16: raw, channels: 1).first)
+        let span = try #require(Signal.extent(coil, threshold: 0.05), "the coil stayed silent: \(run.output)")
+        #expect(abs(Double(span.count) / rate - 1) < 0.1, "sounded \(Double(span.count) / rate) s")
+        let middle = coil[(span.lowerBound + 4_800)..<(span.upperBound - 4_800)]
+        #expect(abs(Signal.peak(of: middle, in: 100...4_000, rate: rate) - 150) <= 2)
+        let inBand = Signal.amplitude(of: middle, at: 150, rate: rate), above = Signal.amplitude(of: middle, at: 3_000, rate: rate)
+        #expect(inBand > 0.5 && above < 0.05 * inBand, "150 Hz at \(inBand), 3 kHz at \(above)")
+    }
+
     @Test("hapticsd Listen: the service captures and drives its device until StopListening, which reports; a file PCM as the source is refused and writes nothing; others cannot stop it; it ends when its client leaves")
     func serviceListen() throws {
         let home = try Self.captureHome(Self.hits(times: Self.hitTimes, levels: Self.hitLevels, duration: 3.5))
