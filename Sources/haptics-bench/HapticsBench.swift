@@ -7,7 +7,7 @@ import ArgumentParser
 struct HapticsBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haptics-bench", abstract: "swift-haptics' measurements, each printing a table (build with -c release).",
-        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, ALSARaceCommand.self, Hapticsd.self, Waveform.self, Audio.self, LoadChild.self, CountChild.self, HoldPattern.self],
+        subcommands: [Core.self, Instructions.self, HIDRaceCommand.self, EvdevRaceCommand.self, ALSARaceCommand.self, Hapticsd.self, Waveform.self, Audio.self, Live.self, LoadChild.self, CountChild.self, HoldPattern.self],
         defaultSubcommand: Core.self)
 
     /// `--quick`: fewer samples, for a look rather than a figure.
@@ -70,6 +70,13 @@ struct HapticsBench: ParsableCommand {
             abstract: "Audio to haptics: conversion speed beside decoding alone (× real time), and peak memory against the file's length.")
         @OptionGroup var options: Quick
         func run() throws { try AudioBenchmarks.run(quick: options.quick) }
+    }
+
+    struct Live: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Live audio to haptics: latency from audio in to drive out through the alsa plugin's capture and the engine, on the null device and the recording LRA, at three capture periods.")
+        @OptionGroup var options: Quick
+        func run() throws { try LiveBenchmarks.run(quick: options.quick) }
     }
 
     struct LoadChild: ParsableCommand {

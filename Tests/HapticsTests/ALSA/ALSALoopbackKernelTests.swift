@@ -1,5 +1,6 @@
 import Foundation
 import Haptics
+import HapticsTools
 import Testing
 import VMRig
 
@@ -142,6 +143,39 @@ extension GuestExclusiveKernelTests {
             let silenceAfter = Double(captured.count - 1 - span.upperBound) / Self.rate
             #expect(silenceAfter > 1.5, "the card kept sounding after the kill: only \(silenceAfter) s of silence at the end")
             print("aloop: \(silenceAfter) s of silence after the last sound, of the 2 s recorded after the kill")
+        }
+        @Test("live audio through the loopback: aplay plays hits into DEV=0, haptic-cal listen captures DEV=1 through the alsa plugin and drives the recording LRA, a burst per hit spaced as the hits; latency reported")
+        func liveFromTheLoopback() throws {
+            let (directory, _) = try Self.rig()
+            let times = LiveHapticsTests.hitTimes.map { $0 + 0.5 }
+            let audio = LiveHapticsTests.hits(times: times, levels: LiveHapticsTests.hitLevels, duration: 4.5)
+            var data = Data()
+            for sample in audio {
+                let value = Int16(max(-32_767, min(32_767, (sample * 32_767).rounded())))
+                withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0); data.append(contentsOf: $0) }
+            }
+            try data.write(to: URL(fileURLWithPath: directory + "/hits.raw"))
+            let listener = try ChildProcess(
+                [TestSupport.buildDirectory + "/haptic-cal", "listen", "recording:lra", "--source", "hw:CARD=HLoop,DEV=1", "--seconds", "6",
+                 "--record", directory + "/rec.jsonl"],
+                environment: ["HAPTICS_RECORDING_DEVICES": "lra", "HAPTICS_PLUGIN_PATH": TestSupport.buildDirectory, "HAPTICS_DAEMON": "never",
+                              "HAPTICS_ALSA_DEVICES": directory + "/none", "HAPTICS_ALSA_DUALSENSE": "off"],
+                outputPath: directory + "/listen.txt")
+            usleep(500_000)
+            let player = try ChildProcess(
+                ["/usr/bin/aplay", "-q", "-D", "hw:CARD=HLoop,DEV=0", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", directory + "/hits.raw"],
+                outputPath: directory + "/aplay.log")
+            #expect(try player.wait(timeout: 30) == .exited(0))
+            #expect(try listener.wait(timeout: 30) == .exited(0), "\(listener.output)")
+            print("aloop live: \(listener.output)")
+            #expect(listener.output.contains("6 onsets"), "\(listener.output)")
+            let bursts = LiveHapticsTests.bursts(try Recording(contentsOf: directory + "/rec.jsonl").frames(for: "recording:lra"))
+            let expected = times.map { $0 - times[0] }
+            #expect(bursts.count == expected.count, "bursts at \(bursts)")
+            for (burst, hit) in zip(bursts, expected) { #expect(abs(burst - hit) < 0.02, "burst at \(burst) s, hit at \(hit) s") }
+            let line = try #require(listener.output.split(separator: "\n").first { $0.hasPrefix("latency") })
+            let p50 = try #require(Double(line.split(separator: " ")[7]))
+            #expect(p50 < 40, "\(line)")
         }
     }
 }
