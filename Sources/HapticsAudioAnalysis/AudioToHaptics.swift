@@ -141,6 +141,14 @@ public struct AudioToHaptics: Sendable {
     /// Seconds analysed so far.
     public var duration: Double { Double(samples) / sampleRate }
 
+    /// Makes room for the features of `seconds` of audio at once (16 bytes per 5 ms hop, 11.5 MB
+    /// for an hour), so a long file's features never move to a larger copy mid-way. At most an
+    /// hour (a pattern's length) is reserved.
+    public mutating func reserveCapacity(forSeconds seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        hops.reserveCapacity(Int(min(seconds, HapticPattern.maximumTime) * sampleRate) / hop + 1)
+    }
+
     /// Analyses `block` (mono samples, −1 … 1; non-finite samples count as 0).
     public mutating func feed(_ block: UnsafeBufferPointer<Float>) {
         for sample in block {
@@ -223,6 +231,14 @@ public struct AudioToHaptics: Sendable {
     }
 }
 
+/// The hops' flux as doubles, read in place (no copy of a value per hop).
+private struct FluxView: RandomAccessCollection {
+    let hops: [AudioToHaptics.Hop]
+    var startIndex: Int { 0 }
+    var endIndex: Int { hops.count }
+    subscript(index: Int) -> Double { Double(hops[index].flux) }
+}
+
 /// The features of a whole stream, turned into a clip.
 struct Analysis {
     let hops: [AudioToHaptics.Hop]
@@ -236,7 +252,7 @@ struct Analysis {
     /// The time a hop's window is centred on, s (its window ends at the hop's end).
     func centre(_ index: Int) -> Double { Double(index + 1) * hopSeconds - windowSeconds / 2 }
 
-    var peakLevel: Float { hops.map(\.level).max() ?? 0 }
+    var peakLevel: Float { hops.reduce(Float(0)) { max($0, $1.level) } }
 
     /// Sharpness 0 … 1 from a centroid: logarithmic from 80 Hz (0) to 8 kHz (1).
     static func sharpness(centroid: Float) -> Double {
@@ -248,8 +264,8 @@ struct Analysis {
         guard options.content != .continuous, hops.count > 2 else { return [] }
         let peak = peakLevel
         guard peak > 1e-5 else { return [] }
-        let flux = hops.map { Double($0.flux) }
-        let fluxPeak = flux.max() ?? 0
+        let flux = FluxView(hops: hops)
+        let fluxPeak = Double(hops.reduce(Float(0)) { max($0, $1.flux) })
         guard fluxPeak > 0 else { return [] }
         // Adaptive threshold: the median of the flux around (±0.1 s) times a factor, plus a small
         // share of the largest flux; the sensitivity lowers both (factor 3.2 … 1.2, share 10 … 1 %).
@@ -306,42 +322,34 @@ struct Analysis {
     func clip(duration: Double) -> HapticClip {
         let peak = peakLevel
         let silent = peak <= 1e-5
-        // The low band's amplitude, relative to its loudest, through a follower (5 ms attack, 60 ms release).
-        let bandPeak = hops.map(\.bandEnergy).max() ?? 0
-        var envelope: [(time: Double, value: Double, keep: Bool)] = []
-        var frequency: [(time: Double, value: Double, keep: Bool)] = []
-        if options.content != .transients, !silent, bandPeak > 0 {
-            let attack = 1 - exp(-hopSeconds / 0.005), release = 1 - exp(-hopSeconds / 0.06)
-            var followed = 0.0
-            var centroid = 0.0
-            for index in hops.indices {
-                let hop = hops[index]
-                var target = (Double(hop.bandEnergy) / Double(bandPeak)).squareRoot()
-                // Silence gate: the band, or the whole signal, far below the loudest.
-                if 20 * log10(max(target, 1e-9)) < Self.silenceDecibels || 20 * log10(Double(max(hop.level, 1e-9)) / Double(peak)) < Self.silenceDecibels {
-                    target = 0
-                }
-                followed += (target - followed) * (target > followed ? attack : release)
-                if followed < 0.01 { followed = target > 0 ? followed : 0 }
-                let time = max(0, centre(index))
-                envelope.append((time, followed, false))
-                if followed > 0 {
-                    centroid += (Self.sharpness(centroid: hop.centroid) - centroid) * (centroid == 0 ? 1 : release)
-                    frequency.append((time, centroid, false))
-                }
-            }
-            envelope.append((duration, 0, false))
+        let bandPeak = hops.reduce(Float(0)) { max($0, $1.bandEnergy) }
+        let continuous = options.content != .transients && !silent && bandPeak > 0
+        // The envelope and the brightness at full resolution are never held: each pass below walks
+        // the hops again (no transform: a few operations a hop), so memory holds the hops' features
+        // (16 bytes each) and the breakpoints kept, however long the audio.
+        func envelope(_ emit: (Double, Double) -> Void) {
+            guard continuous else { return }
+            series(peak: peak, bandPeak: bandPeak) { time, amplitude, _ in emit(time, amplitude) }
+            emit(duration, 0)
+        }
+        func brightness(_ emit: (Double, Double) -> Void) {
+            guard continuous else { return }
+            series(peak: peak, bandPeak: bandPeak) { time, amplitude, sharpness in if amplitude > 0 { emit(time, sharpness) } }
         }
         let onsets = onsets()
-        // Thin to the tolerance, growing it until the breakpoints per second fit.
+        // Thin to the tolerance, growing it until the breakpoints per second fit (counted in a pass
+        // that keeps nothing), then thinned once more, kept.
         let span = max(duration, hopSeconds)
-        func thin(_ points: [(time: Double, value: Double, keep: Bool)]) -> [(time: Double, value: Double, keep: Bool)] {
+        func thin(_ series: ((Double, Double) -> Void) -> Void) -> [(time: Double, value: Double, keep: Bool)] {
             var tolerance = options.tolerance
-            var result = HapticClip.thinned(points, tolerance: tolerance)
-            while Double(result.count) / span > options.maximumPointsPerSecond, tolerance < 1 {
+            while tolerance < 1 {
+                var count = 0
+                Self.thinned(series, tolerance: tolerance) { _ in count += 1 }
+                if Double(count) / span <= options.maximumPointsPerSecond { break }
                 tolerance *= 1.5
-                result = HapticClip.thinned(points, tolerance: tolerance)
             }
+            var result: [(time: Double, value: Double, keep: Bool)] = []
+            Self.thinned(series, tolerance: tolerance) { result.append($0) }
             return result
         }
         var amplitude = thin(envelope).map { HapticClip.AmplitudePoint(time: $0.time, amplitude: min(1, max(0, $0.value))) }
@@ -358,12 +366,58 @@ struct Analysis {
             }
         }
         if amplitude.isEmpty { amplitude = [HapticClip.AmplitudePoint(time: 0, amplitude: 0)] }
-        let thinnedFrequency = thin(frequency).map { HapticClip.FrequencyPoint(time: $0.time, frequency: min(1, max(0, $0.value))) }
+        let thinnedFrequency = thin(brightness).map { HapticClip.FrequencyPoint(time: $0.time, frequency: min(1, max(0, $0.value))) }
         var metadata = HapticClip.Metadata(editor: "swift-haptics audio-to-haptics")
         metadata.description = "sensitivity \(options.sensitivity), band \(Int(options.band.lowerBound))–\(Int(options.band.upperBound)) Hz, \(options.content.rawValue)"
         // Every value was clamped and every time is from 0 to the duration, in order.
         return (try? HapticClip(metadata: metadata, amplitude: amplitude, frequency: thinnedFrequency.isEmpty ? nil : thinnedFrequency))
             ?? (try! HapticClip(amplitude: [HapticClip.AmplitudePoint(time: 0, amplitude: 0)]))
+    }
+
+    /// The low band's amplitude relative to its loudest through a follower (5 ms attack, 60 ms
+    /// release), and the brightness as sharpness following it while it sounds: `emit(time,
+    /// amplitude, sharpness)` for each hop, at its window's centre.
+    private func series(peak: Float, bandPeak: Float, _ emit: (Double, Double, Double) -> Void) {
+        let attack = 1 - exp(-hopSeconds / 0.005), release = 1 - exp(-hopSeconds / 0.06)
+        var followed = 0.0
+        var centroid = 0.0
+        for index in hops.indices {
+            let hop = hops[index]
+            var target = (Double(hop.bandEnergy) / Double(bandPeak)).squareRoot()
+            // Silence gate: the band, or the whole signal, far below the loudest.
+            if 20 * log10(max(target, 1e-9)) < Self.silenceDecibels || 20 * log10(Double(max(hop.level, 1e-9)) / Double(peak)) < Self.silenceDecibels {
+                target = 0
+            }
+            followed += (target - followed) * (target > followed ? attack : release)
+            if followed < 0.01 { followed = target > 0 ? followed : 0 }
+            if followed > 0 { centroid += (Self.sharpness(centroid: hop.centroid) - centroid) * (centroid == 0 ? 1 : release) }
+            emit(max(0, centre(index)), followed, centroid)
+        }
+    }
+
+    /// Most points thinned at once: a series is thinned in runs of this many, the point where two
+    /// runs meet kept (one more breakpoint every 10 s of audio at most), so thinning holds a run,
+    /// never the series.
+    static let thinningRun = 2_048
+
+    /// The points of `series` (`(time, value)` calls) thinned to `tolerance` (``HapticClip/thinned(_:tolerance:)``)
+    /// run by run, each kept point passed to `keep` in order.
+    static func thinned(
+        _ series: ((Double, Double) -> Void) -> Void, tolerance: Double, _ keep: @escaping ((time: Double, value: Double, keep: Bool)) -> Void
+    ) {
+        var run: [(time: Double, value: Double, keep: Bool)] = []
+        run.reserveCapacity(thinningRun)
+        func flush(last: Bool) {
+            let kept = HapticClip.thinned(run, tolerance: tolerance)
+            // The run's last point opens the next run (unless this is the end).
+            for point in last ? kept[...] : kept.dropLast() { keep(point) }
+            if let end = run.last, !last { run = [end] } else { run.removeAll(keepingCapacity: true) }
+        }
+        series { time, value in
+            run.append((time, value, false))
+            if run.count == thinningRun { flush(last: false) }
+        }
+        if !run.isEmpty { flush(last: true) }
     }
 
     /// The envelope of `points` at `time` (linear; 0 outside).

@@ -97,7 +97,7 @@ struct Convert: ParsableCommand {
         switch (from, to) {
         case (.audio, _):
             let started = Date()
-            let (clip, trace) = try AudioConversion.clip(ofFile: input, options: try options())
+            let (clip, trace) = try AudioConversion.clip(ofFile: input, options: try options(), trace: svg != nil)
             let seconds = Date().timeIntervalSince(started)
             try write(clip, as: to)
             if let svg {
@@ -141,18 +141,23 @@ struct Convert: ParsableCommand {
 
 /// Audio files through the analysis, block by block.
 enum AudioConversion {
-    /// The haptics of the audio file at `path`, and what the analysis saw.
+    /// The haptics of the audio file at `path`, and, with `trace`, what the analysis saw (for a plot).
+    /// - Throws: ``AudioToHapticsError/tooLong(seconds:)`` before any analysis when the file says it
+    ///   lasts longer than a pattern may, else as soon as that much has been read.
     static func clip(
-        ofFile path: String, options: AudioToHapticsOptions
+        ofFile path: String, options: AudioToHapticsOptions, trace: Bool = false
     ) throws -> (clip: HapticClip, trace: [(time: Double, level: Double, band: Double, brightness: Double, flux: Double)]) {
         let reader = try AudioFileReader(path: path)
+        let declared = Double(reader.declaredFrames) / reader.sampleRate
+        if declared > HapticPattern.maximumTime { throw AudioToHapticsError.tooLong(seconds: declared) }
         var analyzer = try AudioToHaptics(sampleRate: reader.sampleRate, options: options)
+        analyzer.reserveCapacity(forSeconds: declared)
         try reader.stream { block in
             analyzer.feed(block)
             // Given up on as soon as it is too long, not after reading an hour more.
             if analyzer.duration > HapticPattern.maximumTime { throw AudioToHapticsError.tooLong(seconds: analyzer.duration) }
         }
-        return (try analyzer.finish(), analyzer.trace())
+        return (try analyzer.finish(), trace ? analyzer.trace() : [])
     }
 
     /// The plot: the audio (level, the band's amplitude, the flux, each onset marked) over the

@@ -203,5 +203,14 @@ struct AudioToHapticsTests {
         options.sensitivity = 2
         #expect(throws: AudioToHapticsError.option("sensitivity", value: 2, range: "0.0…1.0")) { _ = try AudioToHaptics(sampleRate: 48_000, options: options) }
         #expect(throws: AudioToHapticsError.sampleRate(4_000)) { _ = try AudioToHaptics(sampleRate: 4_000) }
+        // A file longer than a pattern may last (an hour and 10 s at 8 kHz, silent: a sparse file of
+        // 58 MB): refused at once, naming the length and the fix, before any analysis.
+        let long = directory + "/long.wav"
+        try Self.writeWAV(Self.clicks(times: [0.2], levels: [1], duration: 0.5), rate: 8_000, to: long, declaredFrames: 3_610 * 8_000)
+        #expect(truncate(long, off_t(44 + 3_610 * 8_000 * 2)) == 0)
+        let run = try ChildProcess([TestSupport.buildDirectory + "/haptic-cal", "convert", long, "-o", directory + "/long.ahap"], environment: [:], outputPath: directory + "/long.txt")
+        #expect(try run.wait(timeout: 30) != .exited(0))
+        #expect(run.output.contains("the audio lasts 3610 s") && run.output.contains("trim 0 3600"), "\(run.output)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/long.ahap"))
     }
 }
