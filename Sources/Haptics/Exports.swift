@@ -4,6 +4,8 @@
 @_exported import struct HapticsSupport.JSONSyntaxError
 @_exported import struct HapticsSupport.JSONPathError
 @_exported import struct HapticsSupport.FileError
+// The stream of an audio capture, shared with the backends through the plugin contract (ABI 1.9).
+@_exported import struct HapticsSupport.AudioCaptureFormat
 // The adaptive-trigger effects, shared with the backends through the plugin contract.
 @_exported import enum HapticsTriggers.AdaptiveTriggerEffect
 @_exported import enum HapticsTriggers.AdaptiveTriggerError

@@ -39,9 +39,7 @@ public struct AudioToHapticsOptions: Sendable, Hashable {
     /// Checks every option's range.
     /// - Throws: ``AudioToHapticsError/option(_:value:range:)``.
     public func validate() throws(AudioToHapticsError) {
-        func check(_ name: String, _ value: Double, _ range: ClosedRange<Double>) throws(AudioToHapticsError) {
-            guard value.isFinite, range.contains(value) else { throw .option(name, value: value, range: "\(range.lowerBound)…\(range.upperBound)") }
-        }
+        let check = AudioToHapticsError.check
         try check("sensitivity", sensitivity, 0...1)
         try check("band low", band.lowerBound, 1...20_000)
         try check("band high", band.upperBound, band.lowerBound...24_000)
@@ -60,6 +58,11 @@ public enum AudioToHapticsError: Error, Sendable, Hashable, CustomStringConverti
     case tooLong(seconds: Double)
     /// The sample rate cannot be analysed (below 8 kHz or above 384 kHz).
     case sampleRate(Double)
+
+    /// Throws ``option(_:value:range:)`` unless `value` is a finite number within `range`.
+    static func check(_ name: String, _ value: Double, _ range: ClosedRange<Double>) throws(AudioToHapticsError) {
+        guard value.isFinite, range.contains(value) else { throw .option(name, value: value, range: "\(range.lowerBound)…\(range.upperBound)") }
+    }
 
     public var description: String {
         switch self {

@@ -30,9 +30,7 @@ public struct LiveHapticsOptions: Sendable, Hashable {
     /// Checks every option's range.
     /// - Throws: ``AudioToHapticsError/option(_:value:range:)`` naming the option, its value and range.
     public func validate() throws(AudioToHapticsError) {
-        func check(_ name: String, _ value: Double, _ range: ClosedRange<Double>) throws(AudioToHapticsError) {
-            guard value.isFinite, range.contains(value) else { throw .option(name, value: value, range: "\(range.lowerBound)…\(range.upperBound)") }
-        }
+        let check = AudioToHapticsError.check
         if let band {
             try check("band low", band.lowerBound, 1...20_000)
             try check("band high", band.upperBound, band.lowerBound...24_000)

@@ -1,4 +1,5 @@
 import CHapticsABI
+import HapticsSupport
 
 /// What the host asks of an audio capture (ABI 1.9): each value nil when the host leaves it to the
 /// source.
@@ -25,26 +26,6 @@ public struct CaptureRequest: Sendable, Hashable {
     }
 }
 
-/// The stream an opened capture delivers.
-public struct CaptureFormat: Sendable, Hashable {
-    /// Frames per second.
-    public var rate: Int
-    /// Samples per frame, 1…32.
-    public var channels: Int
-    /// Frames the source delivers at a time (one ALSA period).
-    public var periodFrames: Int
-    /// Frames the source holds at most before it overruns (one ALSA buffer).
-    public var bufferFrames: Int
-
-    /// A format.
-    public init(rate: Int, channels: Int, periodFrames: Int, bufferFrames: Int) {
-        self.rate = rate
-        self.channels = channels
-        self.periodFrames = periodFrames
-        self.bufferFrames = bufferFrames
-    }
-}
-
 /// What one read from a capture gave.
 public struct CaptureRead: Sendable, Hashable {
     /// Frames read (0: the timeout passed first).
@@ -65,7 +46,7 @@ public struct CaptureRead: Sendable, Hashable {
 /// One open audio capture of a Swift backend (ABI 1.9); the host reads it from one thread at a time.
 public protocol CaptureDriver: AnyObject, Sendable {
     /// The stream as opened.
-    var format: CaptureFormat { get }
+    var format: AudioCaptureFormat { get }
     /// Waits until a period is there or `timeoutNanoseconds` pass, then reads what is there, at most
     /// `samples.count / format.channels` frames of interleaved floats.
     func read(into samples: UnsafeMutableBufferPointer<Float>, timeoutNanoseconds: UInt64) throws(BackendFailure) -> CaptureRead

@@ -19,7 +19,7 @@ final class CapturePCM: CaptureDriver, @unchecked Sendable {
     // Read from one thread at a time (the contract); `close` runs once, after the last read.
     private let handle: OpaquePointer
     private let source: String
-    let format: CaptureFormat
+    let format: AudioCaptureFormat
     private let sampleFormat: snd_pcm_format_t
     private var raw: UnsafeMutableRawBufferPointer
     private var started = false
@@ -168,7 +168,7 @@ final class CapturePCM: CaptureDriver, @unchecked Sendable {
     }
 
     /// Sets the hardware parameters near the request; a refusal names what the PCM takes and the fix.
-    private static func configure(_ pcm: OpaquePointer, source: String, request: CaptureRequest) throws(BackendFailure) -> (snd_pcm_format_t, CaptureFormat) {
+    private static func configure(_ pcm: OpaquePointer, source: String, request: CaptureRequest) throws(BackendFailure) -> (snd_pcm_format_t, AudioCaptureFormat) {
         var params: OpaquePointer?
         guard snd_pcm_hw_params_malloc(&params) == 0, let params else { throw BackendFailure(code: ENOMEM, "capture \(source): out of memory") }
         defer { snd_pcm_hw_params_free(params) }
@@ -209,7 +209,7 @@ final class CapturePCM: CaptureDriver, @unchecked Sendable {
             snd_pcm_sw_params_set_avail_min(pcm, software, period)
             snd_pcm_sw_params(pcm, software)
         }
-        return (sampleFormat, CaptureFormat(rate: Int(rate), channels: Int(channels), periodFrames: Int(period), bufferFrames: Int(buffer)))
+        return (sampleFormat, AudioCaptureFormat(rate: Int(rate), channels: Int(channels), periodFrames: Int(period), bufferFrames: Int(buffer)))
     }
 
     /// The failure for a source that would not open: missing, busy, or no permission.

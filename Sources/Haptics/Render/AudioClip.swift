@@ -113,11 +113,13 @@ public final class LiveAudioRing: @unchecked Sendable {
     private var end: Int?
 
     /// A silent ring of `seconds` (0.1 … 60) at `rate` Hz (1 kHz … 384 kHz, ``AudioClip/sampleRates``),
-    /// clearing a quarter of it ahead of each write.
+    /// keeping seven eighths of it ahead of each write silent: a write holds at most an eighth (a
+    /// quarter second of a 2 s ring), and a reader would meet old audio only after the writer
+    /// stalled for the rest.
     public init(seconds: Double, rate: Double) {
         self.rate = min(max(rate.isFinite ? rate : 48_000, AudioClip.sampleRates.lowerBound), AudioClip.sampleRates.upperBound)
         frames = max(Int((min(max(seconds.isFinite ? seconds : 2, 0.1), AudioClip.maximumDuration) * self.rate).rounded()), 16)
-        guardFrames = frames / 4
+        guardFrames = frames - frames / 8
         buffer = .allocate(capacity: frames)
         buffer.initialize(repeating: 0)
     }

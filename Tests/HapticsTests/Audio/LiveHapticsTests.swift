@@ -107,12 +107,13 @@ struct LiveHapticsTests {
     }
 
     /// A directory whose `.asoundrc` defines `pcm.!default` and `pcm.livetest` as alsa-lib's `file`
-    /// PCM reading `raw` (stereo S16 at 48 kHz) over `null`: a capture with no card, which the alsa
-    /// backend paces at its rate.
+    /// PCM reading `samples` (as stereo S16 at 48 kHz) over `null`: a capture with no card, which the
+    /// alsa backend paces at its rate. Two seconds of silence follow the samples, so no run reads
+    /// past the file's end (where the file plugin was seen to give a few stale samples once).
     static func captureHome(_ samples: [Float]) throws -> String {
         let directory = TestSupport.makeTemporaryDirectory("live-capture")
         var data = Data()
-        for sample in samples {
+        for sample in samples + [Float](repeating: 0, count: 2 * rate) {
             let value = Int16(max(-32_767, min(32_767, (sample * 32_767).rounded())))
             withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0); data.append(contentsOf: $0) }
         }
@@ -170,19 +171,23 @@ struct LiveHapticsTests {
 
     @Test("a live ring: writes land where their position says, continue without gaps, and a stalled writer is heard as silence, never as audio a ring old")
     func liveRing() {
-        let ring = LiveAudioRing(seconds: 0.1, rate: 1_000)
+        let ring = LiveAudioRing(seconds: 0.8, rate: 1_000)
         let clip = AudioClip(live: ring)
-        #expect(ring.frames == 100 && ring.guardFrames == 25 && clip.frameCount == 100 && clip.channelCount == 1)
+        #expect(ring.frames == 800 && ring.guardFrames == 700 && clip.frameCount == 800 && clip.channelCount == 1)
         let ones = [Float](repeating: 1, count: 10)
-        for block in 0..<12 { ones.withUnsafeBufferPointer { ring.write($0, at: block * 10) } }
-        // 120 frames written from 0 (wrapping once): frames 20…44 are the guard, the rest audio.
+        for block in 0..<84 { ones.withUnsafeBufferPointer { ring.write($0, at: block * 10) } }
+        // 840 frames written from 0 (wrapping once): the 100 written last (740…799, 0…39) are
+        // audio, the 700 after them the guard.
         let samples = clip.samples
-        #expect(samples[0..<20].allSatisfy { $0 == 1 } && samples[45...].allSatisfy { $0 == 1 }, "\(samples)")
-        #expect(samples[20..<45].allSatisfy { $0 == 0 }, "\(samples)")
-        // A jump (the writer stalled, then resynced 30 frames on) clears a whole guard after it.
-        ones.withUnsafeBufferPointer { ring.write($0, at: 150) }
+        #expect(samples[0..<40].allSatisfy { $0 == 1 } && samples[740...].allSatisfy { $0 == 1 }, "\(samples)")
+        #expect(samples[40..<740].allSatisfy { $0 == 0 })
+        // A jump (the writer stalled, then resynced) clears a whole guard after it: old audio too.
+        ones.withUnsafeBufferPointer { ring.write($0, at: 1_000) }
         let after = clip.samples
-        #expect(after[50..<60].allSatisfy { $0 == 1 } && after[60..<85].allSatisfy { $0 == 0 }, "\(after)")
+        #expect(after[200..<210].allSatisfy { $0 == 1 } && after[210...].allSatisfy { $0 == 0 } && after[0..<10].allSatisfy { $0 == 0 })
+        // A write longer than an eighth of the ring keeps only its first eighth.
+        [Float](repeating: 2, count: 300).withUnsafeBufferPointer { ring.write($0, at: 0) }
+        #expect(clip.samples.filter { $0 == 2 }.count == 100)
     }
 
     @Test("haptic-cal listen on a waveform device plays the band-passed audio itself: a 150 Hz tone in, 150 Hz out at the gain's full scale, the 3 kHz above the band left out, silence around it")
