@@ -17,23 +17,46 @@ public struct LiveHapticsReport: Sendable, Hashable {
     public var onsets = 0
     /// Blocks whose drive changed: sent to the engine.
     public var updates = 0
-    /// For each update, seconds from the oldest sample of its block entering the source (the
-    /// latest a sound in the block can be felt: a period, plus the work) to the engine's pass that
-    /// sent its drive to the device (the pass runs before the update returns); in
-    /// ``LiveHaptics/Mode/signal``, to when the block is meant to play (``LiveHaptics/signalDelay``,
-    /// or later when it came late), before the device's own stream latency.
-    public var latencies: [Double] = []
+    /// Each update's latency, counted per 10 µs up to 100 ms (the last bin holds any later):
+    /// seconds from the oldest sample of its block entering the source (the latest a sound in the
+    /// block can be felt: a period, plus the work) to the engine's pass that sent its drive to the
+    /// device (the pass runs before the update returns); in ``LiveHaptics/Mode/signal``, to when
+    /// the block is meant to play (``LiveHaptics/signalDelay``, or later when it came late), before
+    /// the device's own stream latency. A fixed 40 kB however long the run (a service's listener
+    /// may run for days).
+    private var histogram = [UInt32](repeating: 0, count: LiveHapticsReport.bins + 1)
+    /// The longest latency of the run, seconds.
+    public private(set) var maximumLatency: Double?
+
+    private static let bins = 10_000
+    private static let binWidth = 0.000_01
+
+    /// Counts one update's latency, seconds.
+    public mutating func record(latency seconds: Double) {
+        guard seconds.isFinite else { return }
+        histogram[min(Self.bins, Int(max(seconds, 0) / Self.binWidth))] &+= 1
+        maximumLatency = max(maximumLatency ?? seconds, seconds)
+    }
+
     /// Why the run ended: nil when asked to stop or its time was up, else the failure.
     public var failure: String?
 
     /// An empty report.
     public init() {}
 
-    /// The latency below which `fraction` (0 … 1) of the updates fell, seconds; nil without updates.
+    /// The latency below which `fraction` (0 … 1) of the updates fell, seconds, to the 10 µs bin's
+    /// upper edge (1: the latest exactly); nil without updates.
     public func latency(percentile fraction: Double) -> Double? {
-        guard !latencies.isEmpty else { return nil }
-        let sorted = latencies.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
+        guard let maximumLatency else { return nil }
+        guard fraction < 1 else { return maximumLatency }
+        let total = histogram.reduce(0) { $0 + Int($1) }
+        let rank = Int((Double(total - 1) * max(fraction, 0)).rounded())
+        var seen = 0
+        for (bin, count) in histogram.enumerated() {
+            seen += Int(count)
+            if seen > rank { return min(Double(bin + 1) * Self.binWidth, maximumLatency) }
+        }
+        return maximumLatency
     }
 }
 
@@ -161,7 +184,6 @@ public final class LiveHaptics: Sendable {
         let origin = engine.currentTime - player.currentTime
         let rate = Double(format.rate)
         var written: Int?
-        report.latencies.reserveCapacity(duration.map { Int($0 / format.period) + 16 } ?? 4_096)
         var samples: [Float] = []
         var filtered = [Float](repeating: 0, count: signal ? max(format.bufferFrames, format.periodFrames) : 0)
         var sent: (intensity: Double, sharpness: Double) = (-1, -1)
@@ -194,7 +216,7 @@ public final class LiveHaptics: Sendable {
                 // Felt when due, or now if it came late (its start then plays at once, if at all).
                 let now = HapticInstant.monotonicNow()
                 report.updates += 1
-                report.latencies.append(max(now.seconds(since: read.time), signalDelay))
+                report.record(latency: max(now.seconds(since: read.time), signalDelay))
                 continue
             }
             let level = samples.withUnsafeBufferPointer { follower.process($0, frames: read.frames, channels: format.channels) }
@@ -215,7 +237,7 @@ public final class LiveHaptics: Sendable {
                 break
             }
             report.updates += 1
-            report.latencies.append(HapticInstant.monotonicNow().seconds(since: read.time))
+            report.record(latency: HapticInstant.monotonicNow().seconds(since: read.time))
         }
         return report
     }

@@ -64,7 +64,7 @@ public final class AudioCapture: Sendable {
     deinit { close() }
 
     /// Waits until a period has been captured or `timeout` seconds pass, then reads what is there
-    /// into `samples` (interleaved, ``AudioCaptureFormat/channels`` per frame, −1…1), which it
+    /// into `samples` (interleaved, `format.channels` per frame, −1…1), which it
     /// grows to hold the source's buffer once and never shrinks.
     /// - Throws: ``AudioCaptureError``: the capture was closed, or the backend failed (the source is gone).
     public func read(into samples: inout [Float], timeout: Double) throws(AudioCaptureError) -> CapturedAudio {
