@@ -70,8 +70,11 @@ struct Listen: ParsableCommand {
     func run() throws {
         let options = try options()
         // The capture is this process's whichever process owns the device: through hapticsd the
-        // plugins are loaded here for it alone.
-        let captureSystem = global.makeSystem(inProcess: true)
+        // plugins are loaded here for it alone. This second set of backends records to /dev/null
+        // (the recording backend truncates its output as it starts: the device's system writes it).
+        var settings = global.backendSettings()
+        settings["recording.output"] = "/dev/null"
+        let captureSystem = HapticSystem(configuration: .init(searchPath: global.searchPath, settings: settings, logger: quietLogger(), daemon: .never))
         let capture: AudioCapture
         do { capture = try captureSystem.openCapture(source, periodFrames: period) } catch { throw CommandFailure("\(error)") }
         defer { capture.close() }

@@ -161,7 +161,14 @@ extension GuestExclusiveKernelTests {
                 environment: ["HAPTICS_RECORDING_DEVICES": "lra", "HAPTICS_PLUGIN_PATH": TestSupport.buildDirectory, "HAPTICS_DAEMON": "never",
                               "HAPTICS_ALSA_DEVICES": directory + "/none", "HAPTICS_ALSA_DUALSENSE": "off"],
                 outputPath: directory + "/listen.txt")
-            usleep(500_000)
+            // Play only once the listener captures: its start (a Swift process, its plugins, the
+            // device) can take seconds in an emulated guest beside another, and what the loopback
+            // carries before then is lost. The kernel says when: the capture substream runs.
+            let status = "/proc/asound/HLoop/pcm1c/sub0/status"
+            let capturing = ChildProcess.waitUntil(timeout: 60) {
+                ((try? String(contentsOfFile: status, encoding: .utf8)) ?? "").contains("RUNNING")
+            }
+            #expect(capturing, "the listener never started capturing: \(listener.output)")
             let player = try ChildProcess(
                 ["/usr/bin/aplay", "-q", "-D", "hw:CARD=HLoop,DEV=0", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", directory + "/hits.raw"],
                 outputPath: directory + "/aplay.log")
