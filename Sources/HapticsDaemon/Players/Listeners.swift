@@ -74,7 +74,7 @@ struct Listeners {
         var options = LiveHapticsOptions()
         var low: Double?, high: Double?
         for (key, value) in entries {
-            guard case .double(let number) = value else { throw DaemonError.invalidArgument(key, "must be a double (d), not \(value.signature)") }
+            guard case .double(let number) = value.unwrapped else { throw DaemonError.invalidArgument(key, "must be a double (d), not \(value.unwrapped.signature)") }
             switch key {
             case "band_low_hz": low = try Validation.number(number, key, in: 1...20_000)
             case "band_high_hz": high = try Validation.number(number, key, in: 1...24_000)

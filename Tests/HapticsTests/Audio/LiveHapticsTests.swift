@@ -237,11 +237,22 @@ struct LiveHapticsTests {
         do {
             _ = try client.call("Listen", [.string("org.example.Live"), .string("recording:lra"), .string("default"), .dictionary([("gate_db", .double(3))])])
             Issue.record("gate_db 3 was accepted")
-        } catch { #expect(error.message.contains("gate_db"), "\(error.message)") }
+        } catch { #expect(error.name.hasSuffix("InvalidValue") && error.message.contains("gate_db") && error.message.contains("3"), "\(error.name): \(error.message)") }
+        do {
+            _ = try client.call("Listen", [.string("org.example.Live"), .string("recording:lra"), .string("default"), .dictionary([("gate_db", .string("loud"))])])
+            Issue.record("a string gate_db was accepted")
+        } catch { #expect(error.name.hasSuffix("InvalidArgument") && error.message.contains("gate_db"), "\(error.name): \(error.message)") }
         let reply = try client.call("Listen", [.string("org.example.Live"), .string("recording:lra"), .string("default"), .dictionary([])])
         guard case .uint64(let id) = reply.first else { Issue.record("Listen answered \(reply)"); return }
         let other = try TestBusClient(address: rig.address)
         #expect(throws: BusError.self) { try other.call("StopListening", [.uint64(id)]) }
+        // Two listeners a connection: a third is refused by name, and stopping one makes room.
+        let second = try client.call("Listen", [.string("org.example.Live"), .string("recording:lra"), .string("default"), .dictionary([("intensity", .double(0))])])
+        do {
+            _ = try client.call("Listen", [.string("org.example.Live"), .string("recording:lra"), .string("default"), .dictionary([])])
+            Issue.record("a third listener was accepted")
+        } catch { #expect(error.name.hasSuffix("TooManyListeners"), "\(error.name): \(error.message)") }
+        if case .uint64(let secondID) = second.first { _ = try client.call("StopListening", [.uint64(secondID)]) } else { Issue.record("Listen answered \(second)") }
         client.pump(for: 3.6)
         let report = try client.call("StopListening", [.uint64(id)])
         guard case .dictionary(let entries) = report.first else { Issue.record("StopListening answered \(report)"); return }
