@@ -27,20 +27,31 @@ public struct LiveHapticsOptions: Sendable, Hashable {
     /// The defaults.
     public init() {}
 
+    /// Where ``band``'s low edge may lie, Hz.
+    public static let bandLowRange = 1.0...20_000
+    /// The highest ``band``'s high edge may reach, Hz.
+    public static let bandHighLimit = 24_000.0
+    /// The range of ``gate``, dBFS.
+    public static let gateRange = -120.0...0
+    /// The range of ``onsetEmphasis``.
+    public static let onsetEmphasisRange = 0.0...1
+    /// The range of ``intensity``.
+    public static let intensityRange = 0.0...1
+
     /// Checks every option's range.
     /// - Throws: ``AudioToHapticsError/option(_:value:range:)`` naming the option, its value and range.
     public func validate() throws(AudioToHapticsError) {
         let check = AudioToHapticsError.check
         if let band {
-            try check("band low", band.lowerBound, 1...20_000)
-            try check("band high", band.upperBound, band.lowerBound...24_000)
+            try check("band low", band.lowerBound, Self.bandLowRange)
+            try check("band high", band.upperBound, band.lowerBound...Self.bandHighLimit)
         }
         try check("attack", attack, 0.0001...1)
         try check("release", release, 0.001...10)
         try check("gain memory", gainMemory, 0.1...600)
-        try check("gate", gate, -120...0)
-        try check("onset emphasis", onsetEmphasis, 0...1)
-        try check("intensity", intensity, 0...1)
+        try check("gate", gate, Self.gateRange)
+        try check("onset emphasis", onsetEmphasis, Self.onsetEmphasisRange)
+        try check("intensity", intensity, Self.intensityRange)
     }
 }
 

@@ -123,12 +123,7 @@ final class CapturePCM: CaptureDriver, @unchecked Sendable {
             try check(snd_pcm_prepare(handle), "recover from an overrun")
             try check(snd_pcm_start(handle), "restart after an overrun")
         case ESTRPIPE:
-            var resumed = snd_pcm_resume(handle)
-            while resumed == -EAGAIN {
-                usleep(10_000)
-                resumed = snd_pcm_resume(handle)
-            }
-            if resumed < 0 {
+            if !PCMRecovery.resume(handle) {
                 try check(snd_pcm_prepare(handle), "recover from a suspend")
                 try check(snd_pcm_start(handle), "restart after a suspend")
             }
@@ -161,7 +156,7 @@ final class CapturePCM: CaptureDriver, @unchecked Sendable {
     private func check(_ code: Int32, _ what: String) throws(BackendFailure) {
         guard code < 0 else { return }
         let errno = -code
-        if errno == ENODEV || errno == EBADFD && snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED {
+        if PCMRecovery.cardIsGone(handle, errno: errno) {
             throw BackendFailure(code: ENODEV, "capture \(source): the card is gone (unplugged)")
         }
         throw BackendFailure(code: errno, "capture \(source): \(what) failed: \(String(cString: snd_strerror(code)))")

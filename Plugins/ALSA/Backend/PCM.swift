@@ -106,12 +106,7 @@ final class PCM: @unchecked Sendable {
                 try check(snd_pcm_prepare(handle), "recover from an underrun")
             } else if code == -ESTRPIPE {
                 // Suspended (the machine slept): resume, or prepare where the card cannot.
-                var resumed = snd_pcm_resume(handle)
-                while resumed == -EAGAIN {
-                    usleep(10_000)
-                    resumed = snd_pcm_resume(handle)
-                }
-                if resumed < 0 { try check(snd_pcm_prepare(handle), "recover from a suspend") }
+                if !PCMRecovery.resume(handle) { try check(snd_pcm_prepare(handle), "recover from a suspend") }
             } else if code == -EINTR || code == -EAGAIN {
                 continue
             } else {
@@ -216,7 +211,7 @@ final class PCM: @unchecked Sendable {
     private func check(_ code: Int32, _ what: String) throws(BackendFailure) {
         guard code < 0 else { return }
         let errno = -code
-        if errno == ENODEV || errno == EBADFD && snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED {
+        if PCMRecovery.cardIsGone(handle, errno: errno) {
             throw BackendFailure(code: ENODEV, "\(output.id): the card behind \(output.pcm) is gone (unplugged)")
         }
         throw BackendFailure(code: errno, "\(output.id): \(what) on \(output.pcm) failed: \(String(cString: snd_strerror(code)))")

@@ -76,11 +76,12 @@ struct Listeners {
         for (key, value) in entries {
             guard case .double(let number) = value.unwrapped else { throw DaemonError.invalidArgument(key, "must be a double (d), not \(value.unwrapped.signature)") }
             switch key {
-            case "band_low_hz": low = try Validation.number(number, key, in: 1...20_000)
-            case "band_high_hz": high = try Validation.number(number, key, in: 1...24_000)
-            case "gate_db": options.gate = try Validation.number(number, key, in: -120...0)
-            case "emphasis": options.onsetEmphasis = try Validation.number(number, key, in: 0...1)
-            case "intensity": options.intensity = try Validation.number(number, key, in: 0...1)
+            // The ranges are the options' own (``LiveHapticsOptions``), checked here to name the bus keys.
+            case "band_low_hz": low = try Validation.number(number, key, in: LiveHapticsOptions.bandLowRange)
+            case "band_high_hz": high = try Validation.number(number, key, in: LiveHapticsOptions.bandLowRange.lowerBound...LiveHapticsOptions.bandHighLimit)
+            case "gate_db": options.gate = try Validation.number(number, key, in: LiveHapticsOptions.gateRange)
+            case "emphasis": options.onsetEmphasis = try Validation.number(number, key, in: LiveHapticsOptions.onsetEmphasisRange)
+            case "intensity": options.intensity = try Validation.number(number, key, in: LiveHapticsOptions.intensityRange)
             default: throw DaemonError.invalidArgument(key, "unknown option; Listen takes band_low_hz, band_high_hz, gate_db, emphasis, intensity")
             }
         }
